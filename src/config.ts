@@ -1,0 +1,72 @@
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/** Where the package lives (dist/src/config.js -> the repository root). */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+const SECOND = 1000;
+const DAY = 86_400 * SECOND;
+
+/** Every setting, read from the environment once at start. The README lists them. */
+const Env = z.object({
+  PORT: int(0, 65_535).default(41_241),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  DATABASE_URL: z.string().min(1).default('sqlite:./data/taskhandle.db'),
+  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENT_CARD_FILE: z.string().min(1).default(`${PACKAGE_ROOT}agent-card.json`),
+  DEFAULT_SKILL: z.string().min(1).default('export'),
+  MAX_BODY_BYTES: int(1024).default(1024 * 1024),
+  BLOCKING_TIMEOUT_MS: int(0).default(30 * SECOND),
+  CANCEL_GRACE_MS: int(0).default(5 * SECOND),
+  MAX_TTL_MS: int(1000).default(30 * DAY),
+  RUNNER_CONCURRENCY: int(1, 10_000).default(16),
+  LEASE_MS: int(300).default(30 * SECOND),
+  RUNNER_POLL_MS: int(10).default(SECOND),
+  SWEEP_INTERVAL_MS: int(100).default(60 * SECOND),
+  SHUTDOWN_TIMEOUT_MS: int(0).default(10 * SECOND),
+  SSE_KEEPALIVE_MS: int(100).default(15 * SECOND),
+});
+
+export type Config = z.infer<typeof Env> & { database: DatabaseConfig };
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string };
+
+/** A setting is wrong: the message names it, and the process stops before serving anything. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(
+      (i) => `  ${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])])}: ${i.message}`,
+    );
+    throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
+  }
+  return { ...parsed.data, database: parseDatabaseUrl(parsed.data.DATABASE_URL) };
+}
+
+/** `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; PostgreSQL comes with multi-instance support. */
+function parseDatabaseUrl(url: string): DatabaseConfig {
+  const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/.exec(url);
+  if (match?.[1]) return { kind: 'sqlite', path: match[1] };
+  if (/^postgres(ql)?:/.test(url)) {
+    throw new ConfigError(`DATABASE_URL=${url}: PostgreSQL is not supported yet; use sqlite:<path>`);
+  }
+  throw new ConfigError(
+    `DATABASE_URL=${url}: expected sqlite:<path> (for example sqlite:./data/taskhandle.db)`,
+  );
+}

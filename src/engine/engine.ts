@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import type { ListPage, TaskStore, WriteResult } from '../store/port.js';
+import { EngineError } from './errors.js';
+import type { EventHub, LoggedEvent } from './events.js';
+import type { SkillRegistry } from './registry.js';
+import {
+  isInterrupted,
+  isTerminal,
+  type Message,
+  type TaskRecord,
+  type TaskState,
+  type TaskView,
+} from './task.js';
+import { foldView } from './view.js';
+import { waitForEvents } from './wait.js';
+
+export interface EngineOptions {
+  store: TaskStore;
+  hub: EventHub;
+  skills: SkillRegistry;
+  /** Upper bound on any skill's ttlMs. */
+  maxTtlMs: number;
+  /** How long cancel waits for a running job to stop before marking it canceled anyway. */
+  cancelGraceMs: number;
+  clock?: () => number;
+}
+
+export type SendResult =
+  | { kind: 'message'; message: Message }
+  | { kind: 'task'; view: TaskView; created: boolean };
+
+export type StreamItem =
+  | { kind: 'task'; seq: number; view: TaskView }
+  | { kind: 'event'; entry: LoggedEvent };
+
+export interface StreamOptions {
+  /** Resume after this event (SSE Last-Event-ID): replay from the log, no task snapshot first. */
+  afterSeq?: number;
+  /** Refuse a task that is already terminal (SubscribeToTask without a resume point). */
+  requireActive?: boolean;
+  signal: AbortSignal;
+}
+
+export interface ListOptions {
+  contextId?: string;
+  state?: TaskState;
+  statusAfter?: number;
+  pageSize: number;
+  pageToken?: string;
+  historyLength?: number;
+  withArtifacts: boolean;
+}
+
+const FOLLOW_UP_RETRIES = 3;
+
+/**
+ * The task engine: the only code that changes tasks on behalf of callers. It knows no protocol,
+ * no HTTP and no SQL; faces call it, the store persists it, the runner executes what it queues.
+ */
+export class Engine {
+  readonly #store: TaskStore;
+  readonly #hub: EventHub;
+  readonly #skills: SkillRegistry;
+  readonly #maxTtlMs: number;
+  readonly #cancelGraceMs: number;
+  readonly now: () => number;
+  readonly #queuedListeners = new Set<() => void>();
+  readonly #cancelListeners = new Set<(taskId: string) => void>();
+
+  constructor(options: EngineOptions) {
+    this.#store = options.store;
+    this.#hub = options.hub;
+    this.#skills = options.skills;
+    this.#maxTtlMs = options.maxTtlMs;
+    this.#cancelGraceMs = options.cancelGraceMs;
+    this.now = options.clock ?? Date.now;
+  }
+
+  get store(): TaskStore {
+    return this.#store;
+  }
+
+  get skills(): SkillRegistry {
+    return this.#skills;
+  }
+
+  /** Called whenever a task becomes runnable (the runner claims at once instead of at its next poll). */
+  onQueued(listener: () => void): () => void {
+    this.#queuedListeners.add(listener);
+    return () => this.#queuedListeners.delete(listener);
+  }
+
+  /** Called when a cancel is requested for a working task (the runner aborts its job if it holds it). */
+  onCancelRequested(listener: (taskId: string) => void): () => void {
+    this.#cancelListeners.add(listener);
+    return () => this.#cancelListeners.delete(listener);
+  }
+
+  /**
+   * Delivers a caller's message: to the task it names, or to a new task of the skill it selects.
+   * A message whose (owner, messageId) was already delivered returns that task and changes nothing.
+   */
+  async send(owner: string, message: Message, metadata?: Record<string, unknown>): Promise<SendResult> {
+    if (message.taskId) return this.#sendToTask(owner, message.taskId, message);
+    const existing = await this.#store.findByMessageId(owner, message.messageId);
+    if (existing) return { kind: 'task', view: await this.#view(existing.id), created: false };
+
+    const { skill, input } = this.#skills.resolve(message);
+    const reply = skill.directReply?.(message);
+    if (reply) return { kind: 'message', message: reply };
+
+    const now = this.now();
+    const id = randomUUID();
+    const contextId = message.contextId || randomUUID();
+    const ttlMs = Math.min(skill.ttlMs, this.#maxTtlMs);
+    const stamped: Message = { ...message, taskId: id, contextId };
+    const { result, created } = await this.#store.createTask({
+      id,
+      contextId,
+      owner,
+      skill: skill.id,
+      input,
+      metadata,
+      createdAt: now,
+      expiresAt: now + ttlMs,
+      ttlMs,
+      pollIntervalMs: skill.pollIntervalMs,
+      messageId: message.messageId,
+      events: [
+        { kind: 'message', message: stamped },
+        { kind: 'status', state: 'submitted' },
+      ],
+    });
+    if (created) {
+      this.#publish(result);
+      this.#queued();
+    }
+    return { kind: 'task', view: await this.#view(result.record.id), created };
+  }
+
+  async #sendToTask(owner: string, taskId: string, message: Message): Promise<SendResult> {
+    for (let attempt = 0; attempt < FOLLOW_UP_RETRIES; attempt++) {
+      const record = await this.#owned(owner, taskId);
+      if (isTerminal(record.state)) {
+        throw new EngineError(
+          'unsupported-operation',
+          `Task ${taskId} is ${record.state} and accepts no more messages`,
+        );
+      }
+      if (message.contextId && message.contextId !== record.contextId) {
+        throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
+      }
+      // An answer to an interrupted task queues it to run again; a message to an active task is
+      // recorded in its history and never starts a second execution.
+      const requeue = isInterrupted(record.state);
+      const result = await this.#store.write(
+        {
+          taskId,
+          from: [record.state],
+          to: requeue ? 'submitted' : undefined,
+          events: [
+            { kind: 'message', message: { ...message, taskId, contextId: record.contextId } },
+            ...(requeue ? [{ kind: 'status' as const, state: 'submitted' as const }] : []),
+          ],
+          at: this.now(),
+        },
+        { owner, messageId: message.messageId },
+      );
+      if (!result) continue; // the task moved on meanwhile: look again
+      if (!result.duplicate) {
+        this.#publish(result);
+        if (requeue) this.#queued();
+      }
+      return { kind: 'task', view: await this.#view(taskId), created: false };
+    }
+    throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
+  }
+
+  async get(owner: string, id: string, historyLength?: number): Promise<TaskView> {
+    const found = await this.#store.getTaskWithLog(id, this.now());
+    if (!found || found.record.owner !== owner) throw notFound(id);
+    return foldView(found.record, found.log, historyLength);
+  }
+
+  async list(owner: string, o: ListOptions): Promise<{ views: TaskView[]; page: ListPage }> {
+    const page = await this.#store.listTasks({
+      owner,
+      contextId: o.contextId,
+      state: o.state,
+      statusAfter: o.statusAfter,
+      pageSize: o.pageSize,
+      pageToken: o.pageToken,
+      now: this.now(),
+    });
+    const needLog = o.withArtifacts || o.historyLength !== 0;
+    const views = await Promise.all(
+      page.records.map((r) =>
+        needLog ? this.get(owner, r.id, o.historyLength) : { record: r, artifacts: [], history: [] },
+      ),
+    );
+    return { views, page };
+  }
+
+  /**
+   * Cancels a task. A queued or interrupted task is canceled at once. A working one has its job's
+   * signal aborted; the job gets `cancelGraceMs` to stop, then the task is marked canceled whatever
+   * the job does (its later writes are refused by the state guard).
+   */
+  async cancel(owner: string, id: string): Promise<TaskView> {
+    for (;;) {
+      const record = await this.#owned(owner, id);
+      if (isTerminal(record.state)) {
+        throw new EngineError('task-not-cancelable', `Task ${id} is ${record.state} and cannot be canceled`);
+      }
+      if (record.state !== 'working') {
+        const result = await this.#commit({
+          taskId: id,
+          from: [record.state],
+          to: 'canceled',
+          statusMessage: agentText(id, record.contextId, 'Canceled by request'),
+          events: [],
+          at: this.now(),
+        });
+        if (result) return this.#view(id);
+        continue; // claimed or answered meanwhile
+      }
+      await this.#store.requestCancel(id);
+      for (const listener of this.#cancelListeners) listener(id);
+      const settled = await this.waitUntil(id, (s) => isTerminal(s), this.#cancelGraceMs);
+      if (!isTerminal(settled.state)) {
+        await this.#commit({
+          taskId: id,
+          from: ['working', 'submitted', 'input-required', 'auth-required'],
+          to: 'canceled',
+          statusMessage: agentText(
+            id,
+            record.contextId,
+            'Canceled by request (the job did not stop in time)',
+          ),
+          releaseLease: true,
+          events: [],
+          at: this.now(),
+        });
+      }
+      return this.#view(id);
+    }
+  }
+
+  /**
+   * Waits until the task's state satisfies `done` or `timeoutMs` passes; returns the record as it
+   * then stands. Never throws on timeout: a blocking send returns the task as it is.
+   */
+  async waitUntil(
+    id: string,
+    done: (state: TaskState) => boolean,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord> {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const stop = signal ? AbortSignal.any([deadline, signal]) : deadline;
+    const wait = waitForEvents(this.#hub, id, stop);
+    try {
+      for (;;) {
+        const record = await this.#store.getTask(id, this.now());
+        if (!record) throw notFound(id);
+        if (done(record.state) || stop.aborted) return record;
+        await wait.next();
+      }
+    } finally {
+      wait.close();
+    }
+  }
+
+  /**
+   * The task's stream: its current state first, then each event of its log in order, ending after
+   * a terminal status. With `afterSeq`, replays what followed that event instead of the snapshot.
+   */
+  async *stream(owner: string, id: string, o: StreamOptions): AsyncGenerator<StreamItem> {
+    const wait = waitForEvents(this.#hub, id, o.signal);
+    try {
+      const view = await this.get(owner, id);
+      let cursor: number;
+      if (o.afterSeq === undefined) {
+        if (o.requireActive && isTerminal(view.record.state)) {
+          throw new EngineError(
+            'unsupported-operation',
+            `Task ${id} is ${view.record.state}; nothing to stream`,
+          );
+        }
+        yield { kind: 'task', seq: view.record.lastSeq, view };
+        if (isTerminal(view.record.state)) return;
+        cursor = view.record.lastSeq;
+      } else {
+        cursor = o.afterSeq;
+      }
+      while (!o.signal.aborted) {
+        const batch = wait.takeAfter(cursor) ?? (await this.#store.readEvents(id, cursor, 500));
+        if (batch.length === 0) {
+          await wait.next();
+          continue;
+        }
+        for (const entry of batch) {
+          cursor = entry.seq;
+          yield { kind: 'event', entry };
+          if (entry.event.kind === 'status' && isTerminal(entry.event.state)) return;
+        }
+      }
+    } finally {
+      wait.close();
+    }
+  }
+
+  /**
+   * A guarded write plus publication of its events to live subscribers. The runner writes through
+   * here too, so there is one path from a state change to the streams that show it.
+   */
+  async commit(write: Parameters<TaskStore['write']>[0]): Promise<WriteResult | undefined> {
+    return this.#commit(write);
+  }
+
+  /** Publishes events that a store call made outside {@link commit} (claims). */
+  publish(result: { events: LoggedEvent[] }): void {
+    this.#publish(result);
+  }
+
+  async #commit(write: Parameters<TaskStore['write']>[0]): Promise<WriteResult | undefined> {
+    const result = await this.#store.write(write);
+    if (result) this.#publish(result);
+    return result;
+  }
+
+  #publish(result: { events: LoggedEvent[] }): void {
+    const first = result.events[0];
+    if (first) this.#hub.publish(first.taskId, result.events);
+  }
+
+  #queued(): void {
+    for (const listener of this.#queuedListeners) listener();
+  }
+
+  async #owned(owner: string, id: string): Promise<TaskRecord> {
+    const record = await this.#store.getTask(id, this.now());
+    if (!record || record.owner !== owner) throw notFound(id);
+    return record;
+  }
+
+  async #view(id: string): Promise<TaskView> {
+    const found = await this.#store.getTaskWithLog(id, this.now());
+    if (!found) throw notFound(id);
+    return foldView(found.record, found.log);
+  }
+}
+
+const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);
+
+/** An agent message with one text part, as status messages carry. */
+export function agentText(taskId: string, contextId: string, text: string): Message {
+  return { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }], taskId, contextId };
+}

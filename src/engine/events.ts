@@ -1,0 +1,57 @@
+import type { Artifact, Message, Progress, TaskState } from './task.js';
+
+/** One entry of a task's append-only event log. */
+export type TaskEvent =
+  | { kind: 'status'; state: TaskState; message?: Message }
+  | { kind: 'progress'; progress: Progress }
+  | { kind: 'artifact'; artifact: Artifact; append: boolean; lastChunk: boolean }
+  | { kind: 'message'; message: Message };
+
+export interface LoggedEvent {
+  taskId: string;
+  /** 1-based, gap-free per task: the SSE event id. */
+  seq: number;
+  at: number;
+  event: TaskEvent;
+}
+
+export const isTerminalStatus = (e: TaskEvent, terminal: (s: TaskState) => boolean): boolean =>
+  e.kind === 'status' && terminal(e.state);
+
+type Listener = (events: readonly LoggedEvent[]) => void;
+
+/**
+ * In-process fan-out of committed events. The store is the source of truth; the hub only says
+ * "the log of task X grew" and hands over the new entries so that subscribers rarely re-read them.
+ * A store shared by several instances feeds the hub from its own notifications.
+ */
+export class EventHub {
+  readonly #listeners = new Map<string, Set<Listener>>();
+
+  subscribe(taskId: string, listener: Listener): () => void {
+    let set = this.#listeners.get(taskId);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(taskId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#listeners.get(taskId);
+      if (!current) return;
+      current.delete(listener);
+      if (current.size === 0) this.#listeners.delete(taskId);
+    };
+  }
+
+  publish(taskId: string, events: readonly LoggedEvent[]): void {
+    if (events.length === 0) return;
+    const set = this.#listeners.get(taskId);
+    if (!set) return;
+    for (const listener of [...set]) listener(events);
+  }
+
+  /** Number of tasks with at least one listener (for tests and metrics). */
+  get watchedTasks(): number {
+    return this.#listeners.size;
+  }
+}

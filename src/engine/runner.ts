@@ -1,0 +1,216 @@
+import type { Logger } from 'pino';
+import type { ClaimedTask } from '../store/port.js';
+import { agentText, type Engine } from './engine.js';
+import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
+import { InputRequired, SkillContextImpl, WriteRefused } from './skill-context.js';
+import type { Message } from './task.js';
+
+export interface RunnerOptions {
+  engine: Engine;
+  /** Identifies this process in leases (several runners may share one store). */
+  workerId: string;
+  /** Jobs run at once by this process. */
+  concurrency: number;
+  /** A lease not renewed for this long lets another runner take the task over. */
+  leaseMs: number;
+  /** How often to look for runnable tasks besides the wake-ups on submit (catches expired leases). */
+  pollMs: number;
+  logger: Logger;
+}
+
+/** After aborting at shutdown, how long jobs get to release their lease themselves. */
+const ABORT_GRACE_MS = 2000;
+
+interface Running {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Claims runnable tasks under a lease and runs their skills, at most one execution per task:
+ * the claim is a guarded write, every write of the job carries the lease token, and a job whose
+ * lease is lost is aborted and can write nothing more.
+ */
+export class Runner {
+  readonly #o: RunnerOptions;
+  readonly #running = new Map<string, Running>();
+  readonly #unlisten: (() => void)[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #claiming: Promise<void> | undefined;
+  #again = false;
+  #stopping = false;
+
+  constructor(options: RunnerOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    const { engine, pollMs } = this.#o;
+    this.#unlisten.push(engine.onQueued(() => this.wake()));
+    this.#unlisten.push(engine.onCancelRequested((id) => this.#running.get(id)?.controller.abort('cancel')));
+    this.#timer = setInterval(() => this.wake(), pollMs);
+    this.#timer.unref();
+    this.wake();
+  }
+
+  get activeJobs(): number {
+    return this.#running.size;
+  }
+
+  /** Looks for work now; calls made while a claim is in flight coalesce into one more claim. */
+  wake(): void {
+    if (this.#stopping) return;
+    if (this.#claiming) {
+      this.#again = true;
+      return;
+    }
+    this.#claiming = this.#claimOnce()
+      .catch((err: unknown) => this.#o.logger.error({ err }, 'claiming tasks failed'))
+      .finally(() => {
+        this.#claiming = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        }
+      });
+  }
+
+  async #claimOnce(): Promise<void> {
+    const free = this.#o.concurrency - this.#running.size;
+    if (free <= 0) return;
+    const { engine, workerId, leaseMs } = this.#o;
+    const claimed = await engine.store.claim(workerId, engine.now(), leaseMs, free);
+    for (const c of claimed) {
+      engine.publish(c);
+      this.#start(c);
+    }
+    if (claimed.length === free) this.#again = true;
+  }
+
+  #start(claim: ClaimedTask): void {
+    const controller = new AbortController();
+    const done = this.#execute(claim, controller)
+      .catch((err: unknown) =>
+        this.#o.logger.error({ err, taskId: claim.record.id }, 'job bookkeeping failed'),
+      )
+      .finally(() => {
+        this.#running.delete(claim.record.id);
+        this.wake();
+      });
+    this.#running.set(claim.record.id, { controller, done });
+  }
+
+  async #execute(claim: ClaimedTask, controller: AbortController): Promise<void> {
+    const { engine, logger } = this.#o;
+    const { record, leaseToken } = claim;
+    const log = logger.child({ taskId: record.id, skill: record.skill, attempt: record.attempts });
+    const finish = (
+      to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
+      message?: Message,
+    ) =>
+      engine.commit({
+        taskId: record.id,
+        from: ['working'],
+        to,
+        statusMessage: message,
+        leaseToken,
+        releaseLease: true,
+        events: [{ kind: 'status', state: to, message }],
+        at: engine.now(),
+      });
+    const text = (t: string) => agentText(record.id, record.contextId, t);
+
+    const skill: AnySkill | undefined = engine.skills.get(record.skill);
+    if (!skill) {
+      await finish('failed', text(`This server no longer offers the skill "${record.skill}"`));
+      return;
+    }
+    if (claim.interrupted) {
+      if (skill.onInterrupt === 'fail') {
+        log.warn('task interrupted by a restart; its skill asks to fail it');
+        await finish('failed', text('Interrupted by a restart; this skill is not re-run automatically'));
+        return;
+      }
+      log.info('task interrupted by a restart; running it again');
+      const resumed = text('Interrupted by a restart; running again');
+      const ok = await engine.commit({
+        taskId: record.id,
+        from: ['working'],
+        to: 'working',
+        statusMessage: resumed,
+        leaseToken,
+        events: [{ kind: 'status', state: 'working', message: resumed }],
+        at: engine.now(),
+      });
+      if (!ok) return;
+    }
+
+    const heartbeat = setInterval(
+      () => {
+        engine.store
+          .renewLease(record.id, leaseToken, engine.now() + this.#o.leaseMs)
+          .then((lease) => {
+            if (!lease.held) controller.abort('lease-lost' satisfies AbortReason);
+            else if (lease.cancelRequested) controller.abort('cancel' satisfies AbortReason);
+          })
+          .catch((err: unknown) => log.error({ err }, 'lease renewal failed'));
+      },
+      Math.max(50, Math.floor(this.#o.leaseMs / 3)),
+    );
+    if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
+
+    const view = await engine.get(record.owner, record.id);
+    const ctx = new SkillContextImpl(engine, record, leaseToken, controller, view.history);
+    try {
+      const outcome: SkillOutcome | undefined = await skill.run(ctx);
+      await ctx.flush();
+      if (controller.signal.aborted) throw controller.signal.reason;
+      const message =
+        typeof outcome?.message === 'string'
+          ? text(outcome.message)
+          : (outcome?.message as Message | undefined);
+      await finish(outcome?.state ?? 'completed', message);
+    } catch (err) {
+      if (err instanceof InputRequired) {
+        await ctx.flush();
+        await finish('input-required', text(err.prompt));
+        return;
+      }
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+      if (reason === 'cancel') {
+        await finish('canceled', text('Canceled by request'));
+      } else if (reason === 'shutdown') {
+        await engine.store.releaseLease(record.id, leaseToken);
+        log.info('job released at shutdown; another run will take it over');
+      } else if (reason === 'lease-lost' || err instanceof WriteRefused) {
+        log.warn('job stopped: the task changed under it (canceled, expired or taken over)');
+      } else {
+        log.error({ err }, 'job failed');
+        await finish('failed', text(`Job failed: ${err instanceof Error ? err.message : String(err)}`));
+      }
+    } finally {
+      clearInterval(heartbeat);
+      ctx.close();
+    }
+  }
+
+  /**
+   * Stops claiming, lets running jobs finish until `deadlineMs`, then aborts the rest with reason
+   * `shutdown`: they release their lease so that the next start (or another instance) takes them over.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#timer);
+    for (const unlisten of this.#unlisten) unlisten();
+    await this.#claiming;
+    const all = () => Promise.all([...this.#running.values()].map((r) => r.done));
+    const timedOut = await Promise.race([
+      all().then(() => false),
+      new Promise<boolean>((r) => setTimeout(r, deadlineMs, true).unref()),
+    ]);
+    if (!timedOut) return;
+    for (const r of this.#running.values()) r.controller.abort('shutdown' satisfies AbortReason);
+    // A job that ignores its signal must not hold the shutdown: its lease simply runs out.
+    await Promise.race([all(), new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref())]);
+  }
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { agentText, type Engine } from './engine.js';
+import type { ArtifactUpdate, SkillContext } from './skill.js';
+import type { Message, Progress, TaskRecord } from './task.js';
+
+/** Thrown by requestInput when the answer is not there yet: the runner parks the task. */
+export class InputRequired extends Error {
+  constructor(readonly prompt: string) {
+    super(`input required: ${prompt}`);
+  }
+}
+
+/** The task no longer accepts this job's writes (canceled, expired or taken over). */
+export class WriteRefused extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} no longer accepts writes from this job`);
+  }
+}
+
+/** Progress is written at most this often; the latest value always wins. */
+const PROGRESS_INTERVAL_MS = 250;
+
+/** What a running skill sees of its task. Every write is guarded by the job's lease. */
+export class SkillContextImpl<I> implements SkillContext<I> {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly input: I;
+  readonly message: Message;
+  readonly signal: AbortSignal;
+  readonly attempt: number;
+  readonly #engine: Engine;
+  readonly #leaseToken: string;
+  readonly #controller: AbortController;
+  /** The caller's messages after the first: the answers requestInput hands out in order. */
+  readonly #answers: Message[];
+  #asked = 0;
+  #lastProgressAt = 0;
+  #pendingProgress: Progress | undefined;
+  #progressTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    engine: Engine,
+    record: TaskRecord,
+    leaseToken: string,
+    controller: AbortController,
+    history: readonly Message[],
+  ) {
+    const fromCaller = history.filter((m) => m.role === 'ROLE_USER');
+    this.taskId = record.id;
+    this.contextId = record.contextId;
+    this.input = record.input as I;
+    this.message = fromCaller[0] ?? { messageId: '', role: 'ROLE_USER', parts: [] };
+    this.signal = controller.signal;
+    this.attempt = record.attempts;
+    this.#engine = engine;
+    this.#leaseToken = leaseToken;
+    this.#controller = controller;
+    this.#answers = fromCaller.slice(1);
+  }
+
+  async progress(progress: Progress): Promise<void> {
+    this.#pendingProgress = progress;
+    const wait = this.#lastProgressAt + PROGRESS_INTERVAL_MS - this.#engine.now();
+    if (wait <= 0) return this.flush();
+    this.#progressTimer ??= setTimeout(() => {
+      this.#progressTimer = undefined;
+      this.flush().catch(() => {});
+    }, wait);
+  }
+
+  /** Writes any progress still held back by the throttle. */
+  async flush(): Promise<void> {
+    clearTimeout(this.#progressTimer);
+    this.#progressTimer = undefined;
+    const progress = this.#pendingProgress;
+    if (!progress) return;
+    this.#pendingProgress = undefined;
+    this.#lastProgressAt = this.#engine.now();
+    await this.#write({ progress, events: [{ kind: 'progress', progress }] });
+  }
+
+  async artifact(update: ArtifactUpdate): Promise<string> {
+    const artifactId = update.artifactId ?? randomUUID();
+    const { append = false, lastChunk = false, ...rest } = update;
+    await this.#write({
+      events: [{ kind: 'artifact', artifact: { ...rest, artifactId }, append, lastChunk }],
+    });
+    return artifactId;
+  }
+
+  async say(text: string): Promise<void> {
+    const message = agentText(this.taskId, this.contextId, text);
+    await this.#write({
+      to: 'working',
+      statusMessage: message,
+      events: [{ kind: 'status', state: 'working', message }],
+    });
+  }
+
+  async setPollInterval(ms: number): Promise<void> {
+    if (!Number.isInteger(ms) || ms <= 0)
+      throw new RangeError('poll interval must be a positive integer (ms)');
+    await this.#write({ pollIntervalMs: ms, events: [] });
+  }
+
+  async requestInput(prompt: string): Promise<Message> {
+    const answer = this.#answers[this.#asked++];
+    if (answer) return answer;
+    throw new InputRequired(prompt);
+  }
+
+  close(): void {
+    clearTimeout(this.#progressTimer);
+  }
+
+  async #write(
+    w: Omit<Parameters<Engine['commit']>[0], 'taskId' | 'from' | 'leaseToken' | 'at'>,
+  ): Promise<void> {
+    this.signal.throwIfAborted();
+    const result = await this.#engine.commit({
+      ...w,
+      taskId: this.taskId,
+      from: ['working'],
+      leaseToken: this.#leaseToken,
+      at: this.#engine.now(),
+    });
+    if (!result) {
+      this.#controller.abort('lease-lost');
+      throw new WriteRefused(this.taskId);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import type { z } from 'zod';
+import type { Message, Part } from './task.js';
+
+/** What the runner does with a task whose previous run died (crash, kill -9, lost lease). */
+export type InterruptPolicy = 'rerun' | 'fail';
+
+/** How a run ended, when not simply "completed with no message". */
+export interface SkillOutcome {
+  state?: 'completed' | 'failed' | 'rejected';
+  /** Agent message carried by the final status. */
+  message?: string | Message;
+}
+
+export interface ArtifactUpdate {
+  /** Defaults to a fresh id; reuse it to append chunks or replace the artifact. */
+  artifactId?: string;
+  name?: string;
+  description?: string;
+  parts: Part[];
+  metadata?: Record<string, unknown>;
+  /** Append these parts to the artifact instead of replacing it. */
+  append?: boolean;
+  /** This is the artifact's last chunk. */
+  lastChunk?: boolean;
+}
+
+export interface SkillContext<I> {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly input: I;
+  /** The message that created the task. */
+  readonly message: Message;
+  /** Aborted on cancel, shutdown or a lost lease; `signal.reason` is an {@link AbortReason}. */
+  readonly signal: AbortSignal;
+  /** 1 on the first run; higher when re-run after an interruption or an answer to requestInput. */
+  readonly attempt: number;
+  /** Reports progress; shown in the task's handle metadata and streamed as a status update. */
+  progress(progress: { percent?: number; message?: string }): Promise<void>;
+  /** Emits (or appends to) an artifact. */
+  artifact(update: ArtifactUpdate): Promise<string>;
+  /** Sends an agent message while working (status update, state stays `working`). */
+  say(text: string): Promise<void>;
+  /** Suggests a new poll interval to callers from now on. */
+  setPollInterval(ms: number): Promise<void>;
+  /**
+   * Asks the caller for input and returns their answer. The task moves to `input-required` and this
+   * run ends; the caller's answer queues the task again and the skill runs from the start, where
+   * this call now returns the answer at once (the k-th call returns the k-th answer). Work before
+   * the call is therefore repeated: keep it cheap or idempotent.
+   */
+  requestInput(prompt: string): Promise<Message>;
+}
+
+/**
+ * A skill: what the agent can do. Define one with {@link defineSkill}.
+ *
+ * @example
+ * export const hello = defineSkill({
+ *   id: 'hello', description: 'Greets', input: z.object({ name: z.string() }),
+ *   pollIntervalMs: 1000, ttlMs: 3_600_000, onInterrupt: 'rerun',
+ *   async run(ctx) { return { message: `Hello ${ctx.input.name}` }; },
+ * });
+ */
+export interface Skill<I = unknown> {
+  id: string;
+  name?: string;
+  description: string;
+  tags?: string[];
+  examples?: string[];
+  /** Validates the `input` of a message's `{"skill", "input"}` data part (or what the text part gives). */
+  input: z.ZodType<I>;
+  /** Builds the input from a message that carries no data part (e.g. plain text); default: `{}`. */
+  inputFromMessage?: (message: Message) => unknown;
+  /** Suggested client poll interval while the task is active. */
+  pollIntervalMs: number;
+  /** How long the task is kept, from creation (capped by the server's maximum). */
+  ttlMs: number;
+  onInterrupt: InterruptPolicy;
+  /** Answers some messages at once with a Message and no task (return undefined to make a task). */
+  directReply?: (message: Message) => Message | undefined;
+  run(ctx: SkillContext<I>): Promise<SkillOutcome | undefined>;
+}
+
+export const defineSkill = <I>(skill: Skill<I>): Skill<I> => skill;
+
+/** A skill of any input type, as the registry and the runner hold it. */
+// biome-ignore lint/suspicious/noExplicitAny: the registry is heterogeneous by design; each skill checks its own input.
+export type AnySkill = Skill<any>;
+
+/** Why a run's signal was aborted. */
+export type AbortReason = 'cancel' | 'shutdown' | 'lease-lost';

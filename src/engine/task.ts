@@ -1,0 +1,116 @@
+/**
+ * The task record and its lifecycle. States are declared once here, mirrored by a CHECK constraint
+ * in the store's schema, and changed only through {@link TRANSITIONS}.
+ */
+
+export const TASK_STATES = [
+  'submitted',
+  'working',
+  'input-required',
+  'auth-required',
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
+] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
+/** States in which the task waits for its caller rather than for the runner. */
+const INTERRUPTED: ReadonlySet<TaskState> = new Set(['input-required', 'auth-required']);
+
+export const isTerminal = (state: TaskState): boolean => TERMINAL.has(state);
+export const isInterrupted = (state: TaskState): boolean => INTERRUPTED.has(state);
+
+/**
+ * The one transition table. `submitted` is the queued state: the runner claims it and moves it to
+ * `working`. A caller's answer moves an interrupted task back to `submitted` so that it is run again.
+ */
+export const TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>> = {
+  submitted: ['working', 'canceled', 'rejected', 'failed'],
+  working: ['working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'],
+  'input-required': ['submitted', 'canceled', 'failed'],
+  'auth-required': ['submitted', 'canceled', 'failed'],
+  completed: [],
+  failed: [],
+  canceled: [],
+  rejected: [],
+};
+
+/** The states from which `to` may be entered: what a guarded write puts in its `WHERE state IN (...)`. */
+export function statesLeadingTo(to: TaskState): TaskState[] {
+  return TASK_STATES.filter((from) => TRANSITIONS[from].includes(to));
+}
+
+export const canTransition = (from: TaskState, to: TaskState): boolean => TRANSITIONS[from].includes(to);
+
+/** A part of a message or artifact, in A2A v1.0 JSON form (exactly one of text, raw, url, data). */
+export interface Part {
+  text?: string;
+  /** base64 bytes */
+  raw?: string;
+  url?: string;
+  data?: unknown;
+  filename?: string;
+  mediaType?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type Role = 'ROLE_USER' | 'ROLE_AGENT';
+
+/** A message in A2A v1.0 JSON form. */
+export interface Message {
+  messageId: string;
+  role: Role;
+  parts: Part[];
+  contextId?: string;
+  taskId?: string;
+  metadata?: Record<string, unknown>;
+  extensions?: string[];
+  referenceTaskIds?: string[];
+}
+
+export interface Artifact {
+  artifactId: string;
+  name?: string;
+  description?: string;
+  parts: Part[];
+  metadata?: Record<string, unknown>;
+  extensions?: string[];
+}
+
+export interface Progress {
+  percent?: number;
+  message?: string;
+}
+
+/** The stored task row: everything but its event log. Times are epoch milliseconds. */
+export interface TaskRecord {
+  id: string;
+  contextId: string;
+  owner: string;
+  skill: string;
+  state: TaskState;
+  statusMessage?: Message;
+  input: unknown;
+  metadata?: Record<string, unknown>;
+  createdAt: number;
+  /** Also the status timestamp: every write that changes the status or progress moves it. */
+  updatedAt: number;
+  expiresAt: number;
+  ttlMs: number;
+  pollIntervalMs: number;
+  progress?: Progress;
+  /** Sequence number of the newest event in this task's log. */
+  lastSeq: number;
+  /** How many times the runner has claimed this task. */
+  attempts: number;
+  cancelRequested: boolean;
+}
+
+/** A task as callers see it: the record plus what its event log adds up to. */
+export interface TaskView {
+  record: TaskRecord;
+  artifacts: Artifact[];
+  history: Message[];
+}

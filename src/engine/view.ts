@@ -1,0 +1,31 @@
+import type { LoggedEvent } from './events.js';
+import type { Artifact, Message, TaskRecord, TaskView } from './task.js';
+
+/**
+ * Folds a task's log into what callers see: artifacts (chunks appended in order, a non-append
+ * update replacing the artifact) and history (the caller's messages and the agent's status
+ * messages, oldest first, without the current status message, which `status` already carries).
+ */
+export function foldView(record: TaskRecord, log: readonly LoggedEvent[], historyLength?: number): TaskView {
+  const artifacts = new Map<string, Artifact>();
+  let history: Message[] = [];
+  for (const { event } of log) {
+    if (event.kind === 'artifact') {
+      const previous = artifacts.get(event.artifact.artifactId);
+      artifacts.set(
+        event.artifact.artifactId,
+        event.append && previous
+          ? { ...previous, parts: [...previous.parts, ...event.artifact.parts] }
+          : event.artifact,
+      );
+    } else if (event.kind === 'message') {
+      history.push(event.message);
+    } else if (event.kind === 'status' && event.message) {
+      history.push(event.message);
+    }
+  }
+  const current = record.statusMessage;
+  if (current && history.at(-1)?.messageId === current.messageId) history.pop();
+  if (historyLength !== undefined) history = historyLength <= 0 ? [] : history.slice(-historyLength);
+  return { record, artifacts: [...artifacts.values()], history };
+}

@@ -1,0 +1,41 @@
+import { ServerCallContext } from '@a2a-js/sdk/server';
+
+/** What our request handler needs to know about the HTTP request behind an SDK call. */
+export interface CallState {
+  /** Whose tasks this call may see (authorization scope). */
+  owner: string;
+  /** SSE `Last-Event-ID` of a reconnecting client: resume after this event. */
+  lastEventId?: number;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Sequence number of the event the handler last yielded: the SSE writer uses it as the event id. */
+  cursor: { seq?: number };
+}
+
+const KEY = 'taskhandle.call';
+
+export function newCallContext(
+  state: CallState,
+  requestedVersion: string,
+  extensions: string[],
+): ServerCallContext {
+  return new ServerCallContext({
+    requestedVersion,
+    requestedExtensions: extensions,
+    state: new Map([[KEY, state]]),
+  });
+}
+
+export function callState(context: ServerCallContext): CallState {
+  const state = context.state.get(KEY) as CallState | undefined;
+  if (!state) throw new Error('call context was not built by newCallContext');
+  return state;
+}
+
+/** Parses a `Last-Event-ID` header: our event ids are the task log's sequence numbers. */
+export function parseLastEventId(value: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}

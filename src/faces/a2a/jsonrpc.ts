@@ -1,0 +1,170 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import type { Logger } from 'pino';
+import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import { SseWriter } from '../http/sse.js';
+import { type CallState, newCallContext, parseLastEventId } from './call-state.js';
+import { type ProtocolVersion, requestedVersion } from './version.js';
+
+export interface JsonRpcOptions {
+  handler: A2ARequestHandler;
+  /** Who is calling: the owner whose tasks the call may see. */
+  ownerOf: (req: IncomingMessage) => string;
+  maxBodyBytes: number;
+  keepAliveMs: number;
+  logger: Logger;
+}
+
+type JsonRpcId = string | number | null;
+interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** Protocol errors thrown inside a stream, as each version's JSON-RPC error object. */
+const errorMappers: Record<
+  ProtocolVersion,
+  (err: unknown) => { code: number; message: string; data?: unknown }
+> = {
+  '1.0': (err) => JsonRpcTransportHandler.mapToJSONRPCError(err),
+  '0.3': (err) => LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err),
+};
+
+const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
+
+/**
+ * JSON-RPC 2.0 over HTTP POST, both protocol versions, on plain node:http (no framework on this hot
+ * path). `A2A-Version: 1.0` selects v1.0; no header (or `0.3`) selects v0.3, as the spec says.
+ * Errors are JSON-RPC error objects with HTTP 200; a streaming method answers with SSE, even its
+ * errors, so that a streaming client always reads one kind of response.
+ */
+export function jsonRpcEndpoint(
+  o: JsonRpcOptions,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const transports: Record<ProtocolVersion, JsonRpcTransportHandler | LegacyJsonRpcTransportHandler> = {
+    '1.0': new JsonRpcTransportHandler(o.handler),
+    '0.3': new LegacyJsonRpcTransportHandler(o.handler),
+  };
+
+  return async (req, res) => {
+    const version = requestedVersion(req);
+    if (!version.ok)
+      return sendJson(res, 200, failure(null, A2A_ERROR_CODE.VERSION_NOT_SUPPORTED, version.message));
+    if (!isJsonContentType(req.headers['content-type'])) {
+      const message = `Content-Type ${req.headers['content-type']} is not supported; send application/json`;
+      return sendJson(res, 200, failure(null, A2A_ERROR_CODE.CONTENT_TYPE_NOT_SUPPORTED, message));
+    }
+    let text: string;
+    try {
+      text = await readBody(req, o.maxBodyBytes);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        return sendJson(res, 413, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, err.message), {
+          Connection: 'close',
+        });
+      }
+      throw err;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return sendJson(
+        res,
+        200,
+        failure(null, A2A_ERROR_CODE.PARSE_ERROR, 'Parse error: the body is not valid JSON'),
+      );
+    }
+    const envelope = checkEnvelope(body);
+    if ('error' in envelope) return sendJson(res, 200, envelope.error);
+
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
+    const state: CallState = {
+      owner: o.ownerOf(req),
+      lastEventId: parseLastEventId(req.headers['last-event-id']),
+      signal: controller.signal,
+      cursor: {},
+    };
+    const extensions = String(req.headers['a2a-extensions'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const context = newCallContext(state, version.version, extensions);
+    const outcome = (await transports[version.version].handle(body as Record<string, unknown>, context)) as
+      | JsonRpcResponse
+      | AsyncGenerator<JsonRpcResponse>;
+
+    if (!STREAMING.has(envelope.method) || !(Symbol.asyncIterator in outcome)) {
+      const response = outcome as JsonRpcResponse;
+      const status = response.error?.code === A2A_ERROR_CODE.INTERNAL_ERROR ? 500 : 200;
+      if (status === 500)
+        o.logger.error({ error: response.error, method: envelope.method }, 'internal error');
+      return sendJson(res, status, response);
+    }
+    const sse = new SseWriter(res, o.keepAliveMs);
+    try {
+      for await (const event of outcome) {
+        if (!sse.send(event, state.cursor.seq)) break;
+      }
+    } catch (err) {
+      const error = errorMappers[version.version](err);
+      if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
+        o.logger.error({ err, method: envelope.method }, 'stream failed');
+      sse.send({ jsonrpc: '2.0', id: envelope.id, error });
+    } finally {
+      sse.end();
+    }
+  };
+}
+
+function checkEnvelope(body: unknown): { method: string; id: JsonRpcId } | { error: JsonRpcResponse } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const what = Array.isArray(body)
+      ? 'Batch requests are not supported'
+      : 'The request must be a JSON object';
+    return { error: failure(null, A2A_ERROR_CODE.INVALID_REQUEST, `Invalid request: ${what}`) };
+  }
+  const r = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
+  const idOk = r.id === undefined || r.id === null || typeof r.id === 'string' || Number.isInteger(r.id);
+  const id = idOk ? ((r.id ?? null) as JsonRpcId) : null;
+  if (!idOk)
+    return {
+      error: failure(
+        null,
+        A2A_ERROR_CODE.INVALID_REQUEST,
+        'Invalid request: id must be a string, integer or null',
+      ),
+    };
+  if (r.jsonrpc !== '2.0')
+    return { error: failure(id, A2A_ERROR_CODE.INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"') };
+  if (typeof r.method !== 'string' || r.method === '') {
+    return { error: failure(id, A2A_ERROR_CODE.INVALID_REQUEST, 'Invalid request: method is required') };
+  }
+  return { method: r.method, id };
+}
+
+const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message },
+});
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}

@@ -1,0 +1,229 @@
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { Engine, StreamItem } from '../../engine/engine.js';
+import { isInterrupted, isTerminal } from '../../engine/task.js';
+import { callState } from './call-state.js';
+import { toProtocolError } from './errors.js';
+import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
+
+export interface HandlerOptions {
+  engine: Engine;
+  card: () => AgentCard;
+  /** A blocking send returns the task as it stands after this long. */
+  blockingTimeoutMs: number;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+
+/**
+ * The SDK's request-handler contract, served by the engine. The SDK's transports (JSON-RPC,
+ * REST, v0.3 compatibility) parse and serialize; all state lives in the engine's store.
+ */
+export class EngineRequestHandler implements A2ARequestHandler {
+  readonly #engine: Engine;
+  readonly #o: HandlerOptions;
+
+  constructor(options: HandlerOptions) {
+    this.#engine = options.engine;
+    this.#o = options;
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.#o.card();
+  }
+
+  async getAuthenticatedExtendedAgentCard(
+    _p: GetExtendedAgentCardRequest,
+    _c: ServerCallContext,
+  ): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError('This agent has no extended agent card');
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    return guard(async () => {
+      const { owner, signal } = callState(context);
+      const result = await this.#engine.send(owner, toEngineMessage(params.message), params.metadata);
+      if (result.kind === 'message') return toSdkMessage(result.message);
+      const historyLength = params.configuration?.historyLength;
+      let view = result.view;
+      if (!params.configuration?.returnImmediately && !settled(view.record.state)) {
+        await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, signal);
+        view = await this.#engine.get(owner, view.record.id, historyLength);
+      } else if (historyLength !== undefined) {
+        view = await this.#engine.get(owner, view.record.id, historyLength);
+      }
+      return toSdkTask(view);
+    });
+  }
+
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse> {
+    const state = callState(context);
+    const result = await guard(() =>
+      this.#engine.send(state.owner, toEngineMessage(params.message), params.metadata),
+    );
+    if (result.kind === 'message') {
+      yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
+      return;
+    }
+    yield* this.#stream(context, result.view.record.id, false);
+  }
+
+  async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse> {
+    yield* this.#stream(context, requireId(params.id), true);
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    const { owner } = callState(context);
+    if (params.historyLength !== undefined && params.historyLength < 0) {
+      throw new RequestMalformedError('historyLength must not be negative');
+    }
+    return guard(async () =>
+      toSdkTask(await this.#engine.get(owner, requireId(params.id), params.historyLength)),
+    );
+  }
+
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const { owner } = callState(context);
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+      throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}`);
+    }
+    if (params.historyLength !== undefined && params.historyLength < 0) {
+      throw new RequestMalformedError('historyLength must not be negative');
+    }
+    let statusAfter: number | undefined;
+    if (params.statusTimestampAfter) {
+      statusAfter = Date.parse(params.statusTimestampAfter);
+      if (Number.isNaN(statusAfter))
+        throw new RequestMalformedError('statusTimestampAfter is not a timestamp');
+    }
+    const state = params.status ? fromSdkState(params.status) : undefined;
+    if (params.status && !state) throw new RequestMalformedError('status is not a task state');
+    return guard(async () => {
+      const { views, page } = await this.#engine.list(owner, {
+        contextId: params.contextId || undefined,
+        state,
+        statusAfter,
+        pageSize,
+        pageToken: params.pageToken || undefined,
+        historyLength: params.historyLength,
+        withArtifacts: params.includeArtifacts === true,
+      });
+      return {
+        tasks: views.map(toSdkTask),
+        nextPageToken: page.nextPageToken,
+        pageSize,
+        totalSize: page.totalSize,
+      };
+    });
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const { owner } = callState(context);
+    return guard(async () => toSdkTask(await this.#engine.cancel(owner, requireId(params.id))));
+  }
+
+  async createTaskPushNotificationConfig(
+    _p: TaskPushNotificationConfig,
+    _c: ServerCallContext,
+  ): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+  }
+
+  async getTaskPushNotificationConfig(
+    _p: GetTaskPushNotificationConfigRequest,
+    _c: ServerCallContext,
+  ): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+  }
+
+  async listTaskPushNotificationConfigs(
+    _p: ListTaskPushNotificationConfigsRequest,
+    _c: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+  }
+
+  async deleteTaskPushNotificationConfig(_p: unknown, _c: ServerCallContext): Promise<void> {
+    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+  }
+
+  /**
+   * A task's stream as SDK events. Before each yield the event's log sequence number goes to the
+   * call state, where the SSE writer reads it as the event id.
+   */
+  async *#stream(
+    context: ServerCallContext,
+    id: string,
+    requireActive: boolean,
+  ): AsyncGenerator<StreamResponse> {
+    const state = callState(context);
+    const items = this.#engine.stream(state.owner, id, {
+      afterSeq: state.lastEventId,
+      requireActive: requireActive && state.lastEventId === undefined,
+      signal: state.signal,
+    });
+    let contextId = '';
+    try {
+      for await (const item of items as AsyncGenerator<StreamItem>) {
+        let response: StreamResponse | undefined;
+        if (item.kind === 'task') {
+          contextId = item.view.record.contextId;
+          response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
+          state.cursor.seq = item.seq;
+        } else {
+          contextId ||= (await this.#engine.get(state.owner, id, 0)).record.contextId;
+          response = toStreamResponse(item.entry, contextId);
+          state.cursor.seq = item.entry.seq;
+        }
+        if (response) yield response;
+      }
+    } catch (err) {
+      throw toProtocolError(err);
+    }
+  }
+}
+
+const settled = (state: Parameters<typeof isTerminal>[0]) => isTerminal(state) || isInterrupted(state);
+
+function requireId(id: string | undefined): string {
+  if (!id?.trim()) throw new RequestMalformedError('task id is required');
+  return id;
+}
+
+/** Runs engine work, turning engine errors into the SDK's protocol errors. */
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toProtocolError(err);
+  }
+}

@@ -1,0 +1,89 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
+import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
+import { restHandler } from '@a2a-js/sdk/server/express';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import { type CallState, newCallContext, parseLastEventId } from './call-state.js';
+
+export interface RestOptions {
+  handler: A2ARequestHandler;
+  ownerOf: (req: IncomingMessage) => string;
+  maxBodyBytes: number;
+  keepAliveMs: number;
+}
+
+/**
+ * HTTP+JSON (REST): v1.0 routes (`/message:send`, `/tasks/{id}`, ...) and v0.3 routes (`/v1/...`),
+ * served by the SDK's REST router over our request handler. We add what the SDK's router lacks:
+ * a configurable body limit (413), SSE event ids, Last-Event-ID resumption and keep-alives.
+ */
+export function restRouter(o: RestOptions): express.Router {
+  // The SDK builds the call context from the request headers; this is how ours finds its request.
+  const states = new WeakMap<IncomingHttpHeaders, CallState>();
+  const router = express.Router();
+
+  router.use(async (req: Request, res: Response, next: NextFunction) => {
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
+    const state: CallState = {
+      owner: o.ownerOf(req),
+      lastEventId: parseLastEventId(req.headers['last-event-id']),
+      signal: controller.signal,
+      cursor: {},
+    };
+    states.set(req.headers, state);
+    withSseIds(res, state, o.keepAliveMs);
+    if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'])) return next();
+    const legacy = req.path.startsWith('/v1/');
+    try {
+      const text = await readBody(req, o.maxBodyBytes);
+      req.body = text.trim() === '' ? {} : JSON.parse(text);
+      next();
+    } catch (err) {
+      const tooLarge = err instanceof BodyTooLarge;
+      const status = tooLarge ? 413 : 400;
+      const error = new RequestMalformedError(tooLarge ? err.message : 'The body is not valid JSON');
+      if (tooLarge) res.setHeader('Connection', 'close');
+      res.status(status).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, status));
+    }
+  });
+
+  router.use(
+    restHandler({
+      requestHandler: o.handler,
+      userBuilder: async () => new UnauthenticatedUser(),
+      legacyCompat: { enabled: true },
+      contextBuilder: (opts) => {
+        const state = states.get(opts.headers as IncomingHttpHeaders);
+        if (!state) throw new Error('REST call without request state');
+        return newCallContext(state, opts.requestedVersion ?? '0.3', opts.extensions ?? []);
+      },
+    }),
+  );
+  return router;
+}
+
+/**
+ * The SDK's router writes each SSE event as `data: ...` with no id. Prefix the id (the sequence
+ * number our handler recorded before yielding that event) and keep the stream alive while idle.
+ */
+function withSseIds(res: ServerResponse, state: CallState, keepAliveMs: number): void {
+  const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  let keepAlive: NodeJS.Timeout | undefined;
+  const stop = () => clearInterval(keepAlive);
+  res.once('close', stop);
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const sse = String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+    if (!sse || typeof chunk !== 'string') return write(chunk, ...rest);
+    if (!keepAlive) {
+      keepAlive = setInterval(() => {
+        if (!res.writableEnded) write(': keep-alive\n\n');
+      }, keepAliveMs);
+      keepAlive.unref();
+    }
+    const id = state.cursor.seq;
+    return write(id !== undefined && chunk.startsWith('data: ') ? `id: ${id}\n${chunk}` : chunk, ...rest);
+  }) as ServerResponse['write'];
+}

@@ -1,0 +1,114 @@
+import {
+  Artifact as SdkArtifactCodec,
+  type Message as SdkMessage,
+  Message as SdkMessageCodec,
+  TaskState as SdkState,
+  type Task as SdkTask,
+  type StreamResponse,
+} from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import type { LoggedEvent } from '../../engine/events.js';
+import type { Message, TaskState, TaskView } from '../../engine/task.js';
+import { HANDLE_EXTENSION_URI, handleOf } from './handle-extension.js';
+
+/** Conversions between the engine's records and the SDK's protocol objects. */
+
+const TO_SDK_STATE: Record<TaskState, SdkState> = {
+  submitted: SdkState.TASK_STATE_SUBMITTED,
+  working: SdkState.TASK_STATE_WORKING,
+  'input-required': SdkState.TASK_STATE_INPUT_REQUIRED,
+  'auth-required': SdkState.TASK_STATE_AUTH_REQUIRED,
+  completed: SdkState.TASK_STATE_COMPLETED,
+  failed: SdkState.TASK_STATE_FAILED,
+  canceled: SdkState.TASK_STATE_CANCELED,
+  rejected: SdkState.TASK_STATE_REJECTED,
+};
+
+export function fromSdkState(state: SdkState): TaskState | undefined {
+  for (const [ours, theirs] of Object.entries(TO_SDK_STATE)) if (theirs === state) return ours as TaskState;
+  return undefined;
+}
+
+const sdkMessage = (m: Message): SdkMessage => SdkMessageCodec.fromJSON(m);
+
+/** A caller's message, checked for what the engine relies on; errors name the field. */
+export function toEngineMessage(message: SdkMessage | undefined): Message {
+  if (!message) throw new RequestMalformedError('params.message is required');
+  if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
+  if (!message.parts?.length) throw new RequestMalformedError('message.parts must not be empty');
+  message.parts.forEach((p, i) => {
+    if (!p.content)
+      throw new RequestMalformedError(`message.parts[${i}] has no content (text, raw, url or data)`);
+  });
+  return SdkMessageCodec.toJSON(message) as Message;
+}
+
+export function toSdkTask(view: TaskView): SdkTask {
+  const r = view.record;
+  return {
+    id: r.id,
+    contextId: r.contextId,
+    status: {
+      state: TO_SDK_STATE[r.state],
+      message: r.statusMessage && sdkMessage(r.statusMessage),
+      timestamp: new Date(r.updatedAt).toISOString(),
+    },
+    artifacts: view.artifacts.map((a) => SdkArtifactCodec.fromJSON(a)),
+    history: view.history.map(sdkMessage),
+    metadata: { ...r.metadata, [HANDLE_EXTENSION_URI]: handleOf(r) },
+  };
+}
+
+export const toSdkMessage = sdkMessage;
+
+/** One log entry as a stream event; `undefined` for entries streams do not show (the caller's own messages). */
+export function toStreamResponse(entry: LoggedEvent, contextId: string): StreamResponse | undefined {
+  const { event, taskId } = entry;
+  const timestamp = new Date(entry.at).toISOString();
+  switch (event.kind) {
+    case 'status':
+      return {
+        payload: {
+          $case: 'statusUpdate',
+          value: {
+            taskId,
+            contextId,
+            status: {
+              state: TO_SDK_STATE[event.state],
+              message: event.message && sdkMessage(event.message),
+              timestamp,
+            },
+            metadata: undefined,
+          },
+        },
+      };
+    case 'progress':
+      return {
+        payload: {
+          $case: 'statusUpdate',
+          value: {
+            taskId,
+            contextId,
+            status: { state: SdkState.TASK_STATE_WORKING, message: undefined, timestamp },
+            metadata: { [HANDLE_EXTENSION_URI]: { progress: event.progress } },
+          },
+        },
+      };
+    case 'artifact':
+      return {
+        payload: {
+          $case: 'artifactUpdate',
+          value: {
+            taskId,
+            contextId,
+            artifact: SdkArtifactCodec.fromJSON(event.artifact),
+            append: event.append,
+            lastChunk: event.lastChunk,
+            metadata: undefined,
+          },
+        },
+      };
+    case 'message':
+      return undefined;
+  }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import type { AnySkill } from './engine/skill.js';
+import { startServer } from './server.js';
+
+const USAGE = `usage: taskhandle serve [--conformance]
+
+  serve              run the agent (settings from the environment; see README)
+  --conformance      add the a2a-tck fixture skill and make it the default skill`;
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { conformance: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+  });
+  const command = positionals[0] ?? 'serve';
+  if (values.help || command !== 'serve') {
+    console.log(USAGE);
+    process.exitCode = values.help ? 0 : 2;
+    return;
+  }
+  let skills: AnySkill[] = [];
+  const env = { ...process.env };
+  if (values.conformance) {
+    // The fixture lives with the spec tests; it is compiled alongside the server.
+    const { conformanceSkill } = await import('../spec-tests/fixture/conformance-skill.js');
+    skills = [conformanceSkill];
+    env.DEFAULT_SKILL = conformanceSkill.id;
+  }
+  const config = loadConfig(env);
+  const server = await startServer({ config, skills });
+  const shutdown = (signal: string) => {
+    server.logger.info({ signal }, 'signal received');
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(78); // EX_CONFIG
+  }
+  console.error(err);
+  process.exit(1);
+});

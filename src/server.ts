@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import express from 'express';
+import { type Logger, pino } from 'pino';
+import type { Config } from './config.js';
+import { Engine } from './engine/engine.js';
+import { EventHub } from './engine/events.js';
+import { SkillRegistry } from './engine/registry.js';
+import { Sweeper } from './engine/retention.js';
+import { Runner } from './engine/runner.js';
+import type { AnySkill } from './engine/skill.js';
+import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a2a/agent-card.js';
+import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
+import { EngineRequestHandler } from './faces/a2a/request-handler.js';
+import { restRouter } from './faces/a2a/rest.js';
+import { BUILTIN_SKILLS } from './skills/index.js';
+import type { TaskStore } from './store/port.js';
+import { SqliteStore } from './store/sqlite/sqlite-store.js';
+
+export interface ServerOptions {
+  config: Config;
+  /** Skills besides the built-in ones (the conformance fixture adds its own). */
+  skills?: readonly AnySkill[];
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  /** Base URL the server is reachable at (PUBLIC_URL, else host and bound port). */
+  url: string;
+  port: number;
+  engine: Engine;
+  logger: Logger;
+  /** Ordered, idempotent shutdown; resolves when the store is closed. */
+  stop(): Promise<void>;
+}
+
+/** Until identity lands, every caller is the same principal; the engine already scopes by owner. */
+const ownerOf = (_req: IncomingMessage): string => 'anonymous';
+
+/** The composition root: store -> engine -> runner -> faces -> HTTP server. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config } = options;
+  const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
+  const store: TaskStore = new SqliteStore({
+    path: config.database.path,
+    synchronous: config.SQLITE_SYNCHRONOUS,
+  });
+  const skills = new SkillRegistry([...BUILTIN_SKILLS, ...(options.skills ?? [])], config.DEFAULT_SKILL);
+  const hub = new EventHub();
+  const engine = new Engine({
+    store,
+    hub,
+    skills,
+    maxTtlMs: config.MAX_TTL_MS,
+    cancelGraceMs: config.CANCEL_GRACE_MS,
+  });
+  const runner = new Runner({
+    engine,
+    workerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    concurrency: config.RUNNER_CONCURRENCY,
+    leaseMs: config.LEASE_MS,
+    pollMs: config.RUNNER_POLL_MS,
+    logger,
+  });
+  const sweeper = new Sweeper({
+    store,
+    intervalMs: config.SWEEP_INTERVAL_MS,
+    batch: 500,
+    clock: engine.now,
+    logger,
+  });
+
+  let card: PublishedCard | undefined;
+  const currentCard = () => {
+    if (!card) throw new Error('agent card requested before the server listens');
+    return card;
+  };
+  const handler = new EngineRequestHandler({
+    engine,
+    card: () => currentCard().sdk,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+  });
+  const bodyAndStreams = { maxBodyBytes: config.MAX_BODY_BYTES, keepAliveMs: config.SSE_KEEPALIVE_MS };
+  const jsonrpc = jsonRpcEndpoint({ handler, ownerOf, logger, ...bodyAndStreams });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/.well-known/agent-card.json', serveCard(currentCard));
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await store.ping();
+      res.json({ status: 'ok' });
+    } catch (err) {
+      logger.error({ err }, 'health check: store unreachable');
+      res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
+    }
+  });
+  app.use(REST_PATH, restRouter({ handler, ownerOf, ...bodyAndStreams }));
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'not found' });
+  });
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
+    if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
+      jsonrpc(req, res).catch((err: unknown) => {
+        logger.error({ err }, 'JSON-RPC request failed');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end();
+      });
+      return;
+    }
+    app(req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url =
+    config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  card = publishCard(config.AGENT_CARD_FILE, url, skills.all());
+  runner.start();
+  sweeper.start();
+  logger.info(
+    { url, database: config.database, skills: skills.all().map((s) => s.id) },
+    'taskhandle listening',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('shutting down: no new connections');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await runner.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await sweeper.stop();
+      // Open streams end here; their clients resume with Last-Event-ID on another instance or restart.
+      server.closeAllConnections();
+      await closed;
+      await store.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+  return { url, port, engine, logger, stop };
+}

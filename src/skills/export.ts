@@ -1,0 +1,73 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineSkill } from '../engine/skill.js';
+import { FORMATS, generatedRow, type Row, serialize } from './rows.js';
+
+const Input = z.object({
+  /** Rows to generate (ignored when `data` is given). */
+  rows: z.number().int().min(0).max(100_000_000).default(1000),
+  format: z.enum(['csv', 'ndjson']).default('csv'),
+  /** Rows per artifact chunk (and per progress report). */
+  chunkRows: z.number().int().min(1).max(100_000).default(5000),
+  /** Pause after each chunk: stands in for a slow source (a database, a remote API). */
+  delayMs: z.number().int().min(0).max(600_000).default(0),
+  /** Rows to export instead of generated ones. */
+  data: z.array(z.record(z.string(), z.unknown())).max(100_000).optional(),
+});
+
+/**
+ * Exports rows to a CSV or NDJSON file artifact, streamed in chunks (each chunk appended to the
+ * same artifact) with progress. Deterministic, so a run interrupted by a crash is simply re-run.
+ */
+export const exportSkill = defineSkill({
+  id: 'export',
+  name: 'Export rows',
+  description:
+    'Exports N generated rows (or the rows you supply) to a CSV or NDJSON file artifact, streamed in chunks with progress.',
+  tags: ['export', 'csv', 'ndjson', 'batch'],
+  examples: ['export 5000 rows', '{"skill":"export","input":{"rows":100000,"format":"ndjson"}}'],
+  input: Input,
+  inputFromMessage: (message) => {
+    const text = message.parts.map((p) => p.text ?? '').join(' ');
+    const rows = /(\d[\d_,]*)/.exec(text)?.[1]?.replace(/[_,]/g, '');
+    return {
+      ...(rows ? { rows: Number(rows) } : {}),
+      ...(/\b(nd)?json\b/i.test(text) ? { format: 'ndjson' } : {}),
+    };
+  },
+  pollIntervalMs: 2000,
+  ttlMs: 7 * 86_400_000,
+  onInterrupt: 'rerun',
+  async run(ctx) {
+    const { format, chunkRows, delayMs, data } = ctx.input;
+    const total = data?.length ?? ctx.input.rows;
+    const columns = data ? [...new Set(data.flatMap((r) => Object.keys(r)))] : Object.keys(generatedRow(0));
+    const { mediaType, extension } = FORMATS[format];
+    const filename = `export.${extension}`;
+    const artifactId = `export-${ctx.taskId}`;
+    let done = 0;
+    do {
+      ctx.signal.throwIfAborted();
+      const count = Math.min(chunkRows, total - done);
+      const rows: Row[] = data
+        ? data.slice(done, done + count)
+        : Array.from({ length: count }, (_, i) => generatedRow(done + i));
+      const text = serialize(rows, format, columns, done === 0);
+      done += count;
+      await ctx.artifact({
+        artifactId,
+        name: filename,
+        description: `${total} rows as ${format.toUpperCase()}`,
+        parts: [{ raw: Buffer.from(text).toString('base64'), filename, mediaType }],
+        append: done > count,
+        lastChunk: done >= total,
+      });
+      await ctx.progress({
+        percent: total === 0 ? 100 : Math.floor((done / total) * 100),
+        message: `${done} of ${total} rows`,
+      });
+      if (delayMs > 0 && done < total) await sleep(delayMs, undefined, { signal: ctx.signal });
+    } while (done < total);
+    return { message: `Exported ${total} rows to ${filename}` };
+  },
+});

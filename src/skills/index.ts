@@ -1,0 +1,6 @@
+import type { AnySkill } from '../engine/skill.js';
+import { exportSkill } from './export.js';
+import { sleepSkill } from './sleep.js';
+
+/** The skills this server ships. */
+export const BUILTIN_SKILLS: readonly AnySkill[] = [exportSkill, sleepSkill];

@@ -1,0 +1,106 @@
+import type { LoggedEvent, TaskEvent } from '../engine/events.js';
+import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
+
+/** A task to insert, with the events that announce it. */
+export interface NewTask {
+  id: string;
+  contextId: string;
+  owner: string;
+  skill: string;
+  input: unknown;
+  metadata?: Record<string, unknown>;
+  createdAt: number;
+  expiresAt: number;
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** The caller's messageId: a second create with the same (owner, messageId) returns the first task. */
+  messageId: string;
+  events: TaskEvent[];
+}
+
+/**
+ * A guarded write: it applies only while the task is in one of `from` (and, for the runner, still
+ * holds the lease `leaseToken`). Zero matching rows is a conflict, reported as `undefined`.
+ */
+export interface GuardedWrite {
+  taskId: string;
+  from: readonly TaskState[];
+  /** New state; omitted for writes that only append events (artifacts, progress, messages). */
+  to?: TaskState;
+  statusMessage?: Message;
+  progress?: Progress;
+  pollIntervalMs?: number;
+  leaseToken?: string;
+  /** Drop the lease in the same statement (task leaves the runner). */
+  releaseLease?: boolean;
+  events: TaskEvent[];
+  at: number;
+}
+
+export interface WriteResult {
+  record: TaskRecord;
+  events: LoggedEvent[];
+  /** The write carried a (owner, messageId) already delivered: nothing was written, `record` is as it stands. */
+  duplicate?: boolean;
+}
+
+export interface ClaimedTask {
+  record: TaskRecord;
+  leaseToken: string;
+  /** The task was already `working` under a lease that expired: its previous runner died. */
+  interrupted: boolean;
+  /** Events written by the claim (the `working` status of a fresh claim). */
+  events: LoggedEvent[];
+}
+
+export interface ListFilter {
+  owner: string;
+  contextId?: string;
+  state?: TaskState;
+  statusAfter?: number;
+  pageSize: number;
+  /** Opaque cursor from a previous page. */
+  pageToken?: string;
+  now: number;
+}
+
+export interface ListPage {
+  records: TaskRecord[];
+  nextPageToken: string;
+  totalSize: number;
+}
+
+export interface LeaseStatus {
+  /** False when the lease was lost (taken over, task finished elsewhere, or deleted). */
+  held: boolean;
+  cancelRequested: boolean;
+}
+
+/** The persistence port of the engine. Every adapter must pass test/store-contract.ts unchanged. */
+export interface TaskStore {
+  /** Inserts the task and its events atomically, or returns the task that (owner, messageId) already made. */
+  createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }>;
+  /** The task that (owner, messageId) created or was answered with, if any. */
+  findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined>;
+  /** Records that (owner, messageId) was delivered to an existing task, with the write it caused. */
+  write(write: GuardedWrite, dedupe?: { owner: string; messageId: string }): Promise<WriteResult | undefined>;
+  getTask(id: string, now: number): Promise<TaskRecord | undefined>;
+  /** The record plus the entries of its log that make up its view (all but `progress`), oldest first. */
+  getTaskWithLog(id: string, now: number): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;
+  listTasks(filter: ListFilter): Promise<ListPage>;
+  /** Events with seq > afterSeq, oldest first. */
+  readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]>;
+  /**
+   * Claims up to `limit` runnable tasks: `submitted` ones (moved to `working` with an event) and
+   * `working` ones whose lease expired (returned with `interrupted: true`).
+   */
+  claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
+  renewLease(taskId: string, leaseToken: string, until: number): Promise<LeaseStatus>;
+  /** Lets another runner take the task over at once (graceful shutdown). */
+  releaseLease(taskId: string, leaseToken: string): Promise<void>;
+  requestCancel(taskId: string): Promise<void>;
+  /** Deletes up to `limit` tasks whose expiry has passed, with their events; returns how many. */
+  deleteExpired(now: number, limit: number): Promise<number>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

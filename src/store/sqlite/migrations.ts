@@ -1,0 +1,53 @@
+import { TASK_STATES } from '../../engine/task.js';
+
+/** Versioned schema changes, applied in order, each in its own transaction. Never edit a shipped one. */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'tasks, event log, message ids',
+    sql: `
+CREATE TABLE tasks (
+  id               TEXT PRIMARY KEY,
+  context_id       TEXT NOT NULL,
+  owner            TEXT NOT NULL,
+  skill            TEXT NOT NULL,
+  state            TEXT NOT NULL CHECK (state IN (${TASK_STATES.map((s) => `'${s}'`).join(', ')})),
+  status_message   TEXT,
+  input            TEXT,
+  metadata         TEXT,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  expires_at       INTEGER NOT NULL,
+  ttl_ms           INTEGER NOT NULL,
+  poll_interval_ms INTEGER NOT NULL,
+  progress         TEXT,
+  last_seq         INTEGER NOT NULL DEFAULT 0,
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  lease_owner      TEXT,
+  lease_token      TEXT,
+  lease_expires_at INTEGER,
+  cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX tasks_by_owner ON tasks (owner, updated_at DESC, id DESC);
+CREATE INDEX tasks_queue ON tasks (state, lease_expires_at, created_at) WHERE state IN ('submitted', 'working');
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+
+CREATE TABLE events (
+  task_id TEXT NOT NULL,
+  seq     INTEGER NOT NULL,
+  kind    TEXT NOT NULL CHECK (kind IN ('status', 'progress', 'artifact', 'message')),
+  at      INTEGER NOT NULL,
+  payload TEXT NOT NULL,
+  PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE message_ids (
+  owner      TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  task_id    TEXT NOT NULL,
+  PRIMARY KEY (owner, message_id)
+) WITHOUT ROWID;
+CREATE INDEX message_ids_by_task ON message_ids (task_id);
+`,
+  },
+];

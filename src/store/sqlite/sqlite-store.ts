@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
+import type { TaskRecord, TaskState } from '../../engine/task.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import type {
+  ClaimedTask,
+  GuardedWrite,
+  LeaseStatus,
+  ListFilter,
+  ListPage,
+  NewTask,
+  TaskStore,
+  WriteResult,
+} from '../port.js';
+import { MIGRATIONS } from './migrations.js';
+import { prepareStatements, type Statements, type TaskRow } from './statements.js';
+
+export interface SqliteOptions {
+  /** File path, or ':memory:'. */
+  path: string;
+  /** `full` survives power loss; `normal` survives a crash of the process only. */
+  synchronous?: 'full' | 'normal';
+}
+
+/** The embedded default store: one better-sqlite3 connection in WAL mode. */
+export class SqliteStore implements TaskStore {
+  readonly #db: Database.Database;
+  readonly #q: Statements;
+  #closed = false;
+
+  constructor(options: SqliteOptions) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.#db = new Database(options.path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    this.#db.pragma('foreign_keys = ON');
+    this.#db.pragma('busy_timeout = 5000');
+    migrate(this.#db);
+    this.#q = prepareStatements(this.#db);
+  }
+
+  async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
+    return this.#db.transaction(() => {
+      const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
+      if (existing) return { result: { record: toRecord(existing), events: [] }, created: false };
+      const row = this.#q.insertTask.get({
+        id: task.id,
+        context_id: task.contextId,
+        owner: task.owner,
+        skill: task.skill,
+        input: json(task.input),
+        metadata: json(task.metadata),
+        created_at: task.createdAt,
+        expires_at: task.expiresAt,
+        ttl_ms: task.ttlMs,
+        poll_interval_ms: task.pollIntervalMs,
+        last_seq: task.events.length,
+      }) as TaskRow;
+      this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
+      const events = this.#insertEvents(task.id, 1, task.createdAt, task.events);
+      return { result: { record: toRecord(row), events }, created: true };
+    })();
+  }
+
+  async findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined> {
+    const row = this.#q.findByMessageId.get(owner, messageId) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  async write(
+    w: GuardedWrite,
+    dedupe?: { owner: string; messageId: string },
+  ): Promise<WriteResult | undefined> {
+    return this.#db.transaction((): WriteResult | undefined => {
+      if (dedupe) {
+        const existing = this.#q.findByMessageId.get(dedupe.owner, dedupe.messageId) as TaskRow | undefined;
+        if (existing) return { record: toRecord(existing), events: [], duplicate: true };
+      }
+      const row = this.#q.guardedUpdate.get({
+        id: w.taskId,
+        from: JSON.stringify(w.from),
+        to: w.to ?? null,
+        status_message: w.to ? json(w.statusMessage) : null,
+        progress: w.progress ? json(w.progress) : null,
+        poll_interval_ms: w.pollIntervalMs ?? null,
+        lease_token: w.leaseToken ?? null,
+        release: w.releaseLease ? 1 : 0,
+        n: w.events.length,
+        at: w.at,
+      }) as TaskRow | undefined;
+      if (!row) return undefined;
+      if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
+      const events = this.#insertEvents(w.taskId, row.last_seq - w.events.length + 1, w.at, w.events);
+      return { record: toRecord(row), events };
+    })();
+  }
+
+  async getTask(id: string, now: number): Promise<TaskRecord | undefined> {
+    const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
+    return row && toRecord(row);
+  }
+
+  async getTaskWithLog(
+    id: string,
+    now: number,
+  ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
+    return this.#db.transaction(() => {
+      const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
+      if (!row) return undefined;
+      const log = (this.#q.viewEvents.all(id) as EventRow[]).map((e) => toLogged(id, e));
+      return { record: toRecord(row), log };
+    })();
+  }
+
+  async listTasks(f: ListFilter): Promise<ListPage> {
+    const cursor = f.pageToken ? decodeCursor(f.pageToken) : undefined;
+    const params = {
+      owner: f.owner,
+      now: f.now,
+      context_id: f.contextId ?? null,
+      state: f.state ?? null,
+      after: f.statusAfter ?? null,
+    };
+    return this.#db.transaction(() => {
+      const rows = this.#q.listTasks.all({
+        ...params,
+        cursor_at: cursor?.at ?? null,
+        cursor_id: cursor?.id ?? null,
+        limit: f.pageSize + 1,
+      }) as TaskRow[];
+      const { total } = this.#q.countTasks.get(params) as { total: number };
+      const page = rows.slice(0, f.pageSize);
+      const last = page.at(-1);
+      const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
+      return { records: page.map(toRecord), nextPageToken, totalSize: total };
+    })();
+  }
+
+  async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
+    return (this.#q.readEvents.all(taskId, afterSeq, limit) as EventRow[]).map((e) => toLogged(taskId, e));
+  }
+
+  async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+    return this.#db.transaction(() => {
+      const candidates = this.#q.claimable.all({ now, limit }) as { id: string; state: TaskState }[];
+      const claimed: ClaimedTask[] = [];
+      for (const c of candidates) {
+        const leaseToken = randomUUID();
+        const fresh = c.state === 'submitted';
+        const row = this.#q.claim.get({
+          id: c.id,
+          state: c.state,
+          now,
+          worker: workerId,
+          token: leaseToken,
+          until: now + leaseMs,
+          to_working: fresh ? 1 : 0,
+        }) as TaskRow | undefined;
+        if (!row) continue;
+        const events = fresh
+          ? this.#insertEvents(c.id, row.last_seq, now, [{ kind: 'status', state: 'working' }])
+          : [];
+        claimed.push({ record: toRecord(row), leaseToken, interrupted: !fresh, events });
+      }
+      return claimed;
+    })();
+  }
+
+  async renewLease(taskId: string, leaseToken: string, until: number): Promise<LeaseStatus> {
+    const row = this.#q.renewLease.get(until, taskId, leaseToken) as { cancel_requested: number } | undefined;
+    return { held: row !== undefined, cancelRequested: row?.cancel_requested === 1 };
+  }
+
+  async releaseLease(taskId: string, leaseToken: string): Promise<void> {
+    this.#q.releaseLease.run(taskId, leaseToken);
+  }
+
+  async requestCancel(taskId: string): Promise<void> {
+    this.#q.requestCancel.run(taskId);
+  }
+
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    return this.#db.transaction(() => {
+      const ids = (this.#q.expired.all(now, limit) as { id: string }[]).map((r) => r.id);
+      for (const id of ids) {
+        this.#q.deleteEvents.run(id);
+        this.#q.deleteMessageIds.run(id);
+        this.#q.deleteTask.run(id);
+      }
+      return ids.length;
+    })();
+  }
+
+  async ping(): Promise<void> {
+    this.#q.ping.get();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #insertEvents(taskId: string, firstSeq: number, at: number, events: readonly TaskEvent[]): LoggedEvent[] {
+    return events.map((event, i) => {
+      const seq = firstSeq + i;
+      this.#q.insertEvent.run(taskId, seq, event.kind, at, JSON.stringify(event));
+      return { taskId, seq, at, event };
+    });
+  }
+}
+
+interface EventRow {
+  seq: number;
+  at: number;
+  payload: string;
+}
+
+function migrate(db: Database.Database): void {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)',
+  );
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+      (r) => r.version,
+    ),
+  );
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        Date.now(),
+      );
+    })();
+  }
+}
+
+const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+function toRecord(r: TaskRow): TaskRecord {
+  return {
+    id: r.id,
+    contextId: r.context_id,
+    owner: r.owner,
+    skill: r.skill,
+    state: r.state,
+    statusMessage: r.status_message ? JSON.parse(r.status_message) : undefined,
+    input: r.input === null ? undefined : JSON.parse(r.input),
+    metadata: r.metadata ? JSON.parse(r.metadata) : undefined,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at,
+    ttlMs: r.ttl_ms,
+    pollIntervalMs: r.poll_interval_ms,
+    progress: r.progress ? JSON.parse(r.progress) : undefined,
+    lastSeq: r.last_seq,
+    attempts: r.attempts,
+    cancelRequested: r.cancel_requested === 1,
+  };
+}
+
+const toLogged = (taskId: string, e: EventRow): LoggedEvent => ({
+  taskId,
+  seq: e.seq,
+  at: e.at,
+  event: JSON.parse(e.payload) as TaskEvent,
+});

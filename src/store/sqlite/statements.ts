@@ -1,0 +1,90 @@
+import type Database from 'better-sqlite3';
+import type { TaskState } from '../../engine/task.js';
+
+export interface TaskRow {
+  id: string;
+  context_id: string;
+  owner: string;
+  skill: string;
+  state: TaskState;
+  status_message: string | null;
+  input: string | null;
+  metadata: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  ttl_ms: number;
+  poll_interval_ms: number;
+  progress: string | null;
+  last_seq: number;
+  attempts: number;
+  cancel_requested: number;
+}
+
+const LIST_WHERE = `owner = @owner AND expires_at > @now
+  AND (@context_id IS NULL OR context_id = @context_id)
+  AND (@state IS NULL OR state = @state)
+  AND (@after IS NULL OR updated_at > @after)`;
+
+const SQL = {
+  insertTask: `INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
+      expires_at, ttl_ms, poll_interval_ms, last_seq)
+    VALUES (@id, @context_id, @owner, @skill, 'submitted', @input, @metadata, @created_at, @created_at,
+      @expires_at, @ttl_ms, @poll_interval_ms, @last_seq)
+    RETURNING *`,
+  insertEvent: 'INSERT INTO events (task_id, seq, kind, at, payload) VALUES (?, ?, ?, ?, ?)',
+  insertMessageId: 'INSERT INTO message_ids (owner, message_id, task_id) VALUES (?, ?, ?)',
+  findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
+    WHERE m.owner = ? AND m.message_id = ?`,
+  getTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ?',
+  // One guarded statement per write: state, lease and event counter move together or not at all.
+  guardedUpdate: `UPDATE tasks SET
+      state = COALESCE(@to, state),
+      status_message = CASE WHEN @to IS NULL THEN status_message ELSE @status_message END,
+      progress = COALESCE(@progress, progress),
+      poll_interval_ms = COALESCE(@poll_interval_ms, poll_interval_ms),
+      updated_at = @at,
+      last_seq = last_seq + @n,
+      lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
+      lease_token = CASE WHEN @release = 1 THEN NULL ELSE lease_token END,
+      lease_expires_at = CASE WHEN @release = 1 THEN NULL ELSE lease_expires_at END
+    WHERE id = @id AND state IN (SELECT value FROM json_each(@from))
+      AND (@lease_token IS NULL OR lease_token = @lease_token)
+    RETURNING *`,
+  viewEvents: "SELECT seq, at, payload FROM events WHERE task_id = ? AND kind <> 'progress' ORDER BY seq",
+  readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  listTasks: `SELECT * FROM tasks WHERE ${LIST_WHERE}
+      AND (@cursor_at IS NULL OR updated_at < @cursor_at OR (updated_at = @cursor_at AND id < @cursor_id))
+    ORDER BY updated_at DESC, id DESC LIMIT @limit`,
+  countTasks: `SELECT count(*) AS total FROM tasks WHERE ${LIST_WHERE}`,
+  claimable: `SELECT id, state FROM (
+      SELECT id, state, created_at FROM tasks WHERE state = 'submitted'
+      UNION ALL
+      SELECT id, state, created_at FROM tasks WHERE state = 'working' AND lease_expires_at < @now
+    ) ORDER BY created_at LIMIT @limit`,
+  claim: `UPDATE tasks SET
+      lease_owner = @worker, lease_token = @token, lease_expires_at = @until, attempts = attempts + 1,
+      state = CASE WHEN @to_working = 1 THEN 'working' ELSE state END,
+      status_message = CASE WHEN @to_working = 1 THEN NULL ELSE status_message END,
+      updated_at = CASE WHEN @to_working = 1 THEN @now ELSE updated_at END,
+      last_seq = last_seq + @to_working
+    WHERE id = @id AND state = @state AND (lease_expires_at IS NULL OR lease_expires_at < @now)
+    RETURNING *`,
+  renewLease: `UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'working'
+    RETURNING cancel_requested`,
+  releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
+    WHERE id = ? AND lease_token = ?`,
+  requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = ?',
+  expired: 'SELECT id FROM tasks WHERE expires_at <= ? LIMIT ?',
+  deleteEvents: 'DELETE FROM events WHERE task_id = ?',
+  deleteMessageIds: 'DELETE FROM message_ids WHERE task_id = ?',
+  deleteTask: 'DELETE FROM tasks WHERE id = ?',
+  ping: 'SELECT 1',
+} as const;
+
+export type Statements = { [K in keyof typeof SQL]: Database.Statement };
+
+/** Prepares every statement once, at open: requests never parse SQL. */
+export function prepareStatements(db: Database.Database): Statements {
+  return Object.fromEntries(Object.entries(SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Statements;
+}
