@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Agent, launch, userMessage } from './harness.js';
+
+describe('a handle comes back at once', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch();
+  });
+  afterAll(async () => {
+    await agent.stop();
+  });
+
+  it('returns a non-terminal handle for a 10-minute export (600 chunks, 1 s apart)', async () => {
+    const { body } = await agent.rpc(
+      'SendMessage',
+      {
+        message: userMessage('export', {
+          parts: [{ data: { skill: 'export', input: { rows: 600, chunkRows: 1, delayMs: 1000 } } }],
+        }),
+        configuration: { returnImmediately: true },
+      },
+      { version: '1.0' },
+    );
+    const task = body.result.task;
+    expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(task.status.state);
+    const handle = task.metadata['https://taskhandle.dev/extensions/task-handle/v1'];
+    expect(handle).toMatchObject({ pollIntervalMs: 2000, ttlMs: 604800000 });
+    const canceled = await agent.rpc('CancelTask', { id: task.id }, { version: '1.0' });
+    expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
+  });
+});
