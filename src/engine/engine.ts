@@ -194,9 +194,11 @@ export class Engine {
     });
     const needLog = o.withArtifacts || o.historyLength !== 0;
     const views = await Promise.all(
-      page.records.map((r) =>
-        needLog ? this.get(owner, r.id, o.historyLength) : { record: r, artifacts: [], history: [] },
-      ),
+      page.records.map(async (r): Promise<TaskView> => {
+        if (!needLog) return { record: r, artifacts: [], history: [] };
+        const view = await this.get(owner, r.id, o.historyLength);
+        return o.withArtifacts ? view : { ...view, artifacts: [] };
+      }),
     );
     return { views, page };
   }

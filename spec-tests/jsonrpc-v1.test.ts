@@ -1,0 +1,293 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  artifactText,
+  CSV_HEADER,
+  csvLines,
+  getTask,
+  HANDLE,
+  send,
+  skillMessage,
+  startTask,
+  V1,
+} from './a2a.js';
+import { type Agent, launch, userMessage } from './harness.js';
+
+describe('JSON-RPC v1.0: send, get, cancel', () => {
+  let agent: Agent;
+  let bounded: Agent;
+  beforeAll(async () => {
+    [agent, bounded] = await Promise.all([launch(), launch({ env: { BLOCKING_TIMEOUT_MS: '300' } })]);
+  });
+  afterAll(async () => {
+    await Promise.all([agent?.stop(), bounded?.stop()]);
+  });
+
+  it('returns a non-terminal task at once with returnImmediately, which then completes', async () => {
+    const task = await startTask(agent, skillMessage('export', { rows: 3, chunkRows: 1, delayMs: 300 }));
+    expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(task.status.state);
+    expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(task.contextId).toMatch(/^[0-9a-f-]{36}$/);
+    const done = await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
+    expect(done.contextId).toBe(task.contextId);
+    expect(done.status.message.parts).toEqual([{ text: 'Exported 3 rows to export.csv' }]);
+  });
+
+  it('a blocking send waits for the terminal state', async () => {
+    const { task } = await send(agent, skillMessage('export', { rows: 5, chunkRows: 2, delayMs: 50 }));
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.status.message.role).toBe('ROLE_AGENT');
+    expect(task.status.message.parts).toEqual([{ text: 'Exported 5 rows to export.csv' }]);
+    expect(csvLines(artifactText(task.artifacts[0]))).toHaveLength(6);
+  });
+
+  it('a blocking send returns the task as it stands after BLOCKING_TIMEOUT_MS', async () => {
+    const { task } = await send(bounded, skillMessage('sleep', { seconds: 30 }));
+    expect(task.status.state).toBe('TASK_STATE_WORKING');
+    const { body } = await bounded.rpc('CancelTask', { id: task.id }, V1);
+    expect(body.result.status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('GetTask honours historyLength (absent, 1, 0)', async () => {
+    const first = skillMessage('sleep', { seconds: 30 });
+    const task = await startTask(agent, first);
+    const follow = userMessage('how far along?', { taskId: task.id });
+    await send(agent, follow, { returnImmediately: true });
+
+    const all = await getTask(agent, task.id);
+    expect(all.history.map((m: { messageId: string }) => m.messageId)).toEqual([
+      first.messageId,
+      follow.messageId,
+    ]);
+    expect(all.history[1]).toMatchObject({
+      role: 'ROLE_USER',
+      taskId: task.id,
+      contextId: task.contextId,
+      parts: [{ text: 'how far along?' }],
+    });
+    const one = await getTask(agent, task.id, 1);
+    expect(one.history.map((m: { messageId: string }) => m.messageId)).toEqual([follow.messageId]);
+    const none = await getTask(agent, task.id, 0);
+    expect(none.history ?? []).toEqual([]);
+    expect(none.id).toBe(task.id);
+
+    const { body } = await agent.rpc('GetTask', { id: task.id, historyLength: -1 }, V1);
+    expect(body.error.code).toBe(-32602);
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+  });
+
+  it('CancelTask: working -> canceled; terminal -> TaskNotCancelable; unknown -> TaskNotFound', async () => {
+    const task = await startTask(agent, skillMessage('sleep', { seconds: 30 }));
+    await agent.waitForState(task.id, 'TASK_STATE_WORKING');
+    const canceled = await agent.rpc('CancelTask', { id: task.id }, V1);
+    expect(canceled.body.result.id).toBe(task.id);
+    expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(canceled.body.result.status.message.parts).toEqual([{ text: 'Canceled by request' }]);
+    expect((await getTask(agent, task.id)).status.state).toBe('TASK_STATE_CANCELED');
+
+    const again = await agent.rpc('CancelTask', { id: task.id }, V1);
+    expect(again.body.error.code).toBe(-32002);
+    expect(again.body.result).toBeUndefined();
+
+    const unknown = await agent.rpc('CancelTask', { id: 'no-such-task' }, V1);
+    expect(unknown.body.error.code).toBe(-32001);
+    const get = await agent.rpc('GetTask', { id: 'no-such-task' }, V1);
+    expect(get.body.error.code).toBe(-32001);
+  });
+
+  it('a message to a terminal task is refused with UnsupportedOperation (-32004)', async () => {
+    const { task } = await send(agent, skillMessage('export', { rows: 1 }));
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    const { body } = await agent.rpc(
+      'SendMessage',
+      { message: userMessage('more', { taskId: task.id }) },
+      V1,
+    );
+    expect(body.error.code).toBe(-32004);
+    expect(body.error.message).toContain('completed');
+    const after = await getTask(agent, task.id);
+    expect(after.history).toHaveLength(1);
+  });
+
+  it('a message to an unknown task gives TaskNotFound', async () => {
+    const { body } = await agent.rpc('SendMessage', { message: userMessage('hi', { taskId: 'nope' }) }, V1);
+    expect(body.error.code).toBe(-32001);
+  });
+});
+
+describe('JSON-RPC v1.0: the handle extension', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch();
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('every task carries createdAt, lastUpdatedAt, pollIntervalMs, ttlMs, expiresAt', async () => {
+    const exportTask = await startTask(agent, skillMessage('export', { rows: 1 }));
+    const sleepTask = await startTask(agent, skillMessage('sleep', { seconds: 0 }));
+    for (const [task, pollIntervalMs, ttlMs] of [
+      [exportTask, 2000, 7 * 86_400_000],
+      [sleepTask, 1000, 86_400_000],
+    ] as const) {
+      const handle = task.metadata[HANDLE];
+      expect(handle.pollIntervalMs).toBe(pollIntervalMs);
+      expect(handle.ttlMs).toBe(ttlMs);
+      expect(new Date(handle.createdAt).toISOString()).toBe(handle.createdAt);
+      expect(Date.parse(handle.expiresAt) - Date.parse(handle.createdAt)).toBe(ttlMs);
+      expect(Date.parse(handle.lastUpdatedAt)).toBeGreaterThanOrEqual(Date.parse(handle.createdAt));
+      const done = await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
+      const after = done.metadata[HANDLE];
+      expect(after.createdAt).toBe(handle.createdAt);
+      expect(after.expiresAt).toBe(handle.expiresAt);
+      expect(Date.parse(after.lastUpdatedAt)).toBeGreaterThanOrEqual(Date.parse(handle.lastUpdatedAt));
+      expect(after.lastUpdatedAt).toBe(done.status.timestamp);
+    }
+  });
+
+  it('reports progress while an export runs, and 100% at the end', async () => {
+    const task = await startTask(agent, skillMessage('export', { rows: 10, chunkRows: 1, delayMs: 150 }));
+    let seen: { percent: number; message: string } | undefined;
+    for (let i = 0; i < 300 && !seen; i++) {
+      const t = await getTask(agent, task.id, 0);
+      const progress = t.metadata[HANDLE].progress;
+      if (t.status.state === 'TASK_STATE_WORKING' && progress && progress.percent < 100) seen = progress;
+      else await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(seen).toBeDefined();
+    const rows = Number(/^(\d+) of 10 rows$/.exec(seen?.message ?? '')?.[1]);
+    expect(seen?.percent).toBe(rows * 10);
+    const done = await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
+    expect(done.metadata[HANDLE].progress).toEqual({ percent: 100, message: '10 of 10 rows' });
+  });
+
+  it('keeps caller metadata next to the handle', async () => {
+    const { body } = await agent.rpc(
+      'SendMessage',
+      { message: skillMessage('sleep', { seconds: 0 }), metadata: { ticket: 'T-42' } },
+      V1,
+    );
+    expect(body.result.task.metadata.ticket).toBe('T-42');
+    expect(body.result.task.metadata[HANDLE].pollIntervalMs).toBe(1000);
+  });
+});
+
+describe('JSON-RPC v1.0: export artifacts and skill selection', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch();
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('writes a CSV file artifact in base64 chunks', async () => {
+    const { task } = await send(agent, skillMessage('export', { rows: 25, chunkRows: 10 }));
+    expect(task.artifacts).toHaveLength(1);
+    const [artifact] = task.artifacts;
+    expect(artifact).toMatchObject({
+      artifactId: `export-${task.id}`,
+      name: 'export.csv',
+      description: '25 rows as CSV',
+    });
+    expect(artifact.parts).toHaveLength(3);
+    for (const part of artifact.parts)
+      expect(part).toMatchObject({ filename: 'export.csv', mediaType: 'text/csv' });
+    const lines = csvLines(artifactText(artifact));
+    expect(lines).toHaveLength(26);
+    expect(lines[0]).toBe(CSV_HEADER);
+    expect(lines[1]).toBe('1,Customer 1,customer1@example.com,0,2026-01-01T00:00:00.000Z');
+    expect(lines[25]).toMatch(/^25,Customer 25,customer25@example\.com,/);
+  });
+
+  it('writes NDJSON when asked', async () => {
+    const { task } = await send(agent, skillMessage('export', { rows: 3, format: 'ndjson' }));
+    const [artifact] = task.artifacts;
+    expect(artifact.name).toBe('export.ndjson');
+    expect(artifact.parts[0].mediaType).toBe('application/x-ndjson');
+    const rows = artifactText(artifact)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toEqual({
+      id: 1,
+      name: 'Customer 1',
+      email: 'customer1@example.com',
+      amount: 0,
+      created_at: '2026-01-01T00:00:00.000Z',
+    });
+    expect(rows.map((r) => r.id)).toEqual([1, 2, 3]);
+  });
+
+  it('exports the rows it is given, quoting CSV fields', async () => {
+    const data = [
+      { a: 1, b: 'x,y' },
+      { a: 2, c: 'say "hi"' },
+    ];
+    const { task } = await send(agent, skillMessage('export', { data }));
+    expect(artifactText(task.artifacts[0])).toBe('a,b,c\r\n1,"x,y",\r\n2,,"say ""hi"""\r\n');
+  });
+
+  it('picks the skill from message metadata', async () => {
+    const message = userMessage('nap', { metadata: { skill: 'sleep', input: { seconds: 0 } } });
+    const { task } = await send(agent, message);
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.status.message.parts).toEqual([{ text: 'Slept 0 s' }]);
+  });
+
+  it('falls back to the default skill (export) for plain text', async () => {
+    const { task } = await send(agent, userMessage('export 50 rows'));
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.artifacts[0].description).toBe('50 rows as CSV');
+    const lines = csvLines(artifactText(task.artifacts[0]));
+    expect(lines).toHaveLength(51);
+    expect(lines[0]).toBe(CSV_HEADER);
+  });
+
+  it('refuses an unknown skill with -32602 naming it', async () => {
+    const { body } = await agent.rpc('SendMessage', { message: skillMessage('teleport', {}) }, V1);
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toContain('"teleport"');
+    const meta = await agent.rpc(
+      'SendMessage',
+      { message: userMessage('x', { metadata: { skill: 'nope' } }) },
+      V1,
+    );
+    expect(meta.body.error.code).toBe(-32602);
+    expect(meta.body.error.message).toContain('"nope"');
+  });
+
+  it('refuses invalid input with -32602 naming the field', async () => {
+    const rows = await agent.rpc('SendMessage', { message: skillMessage('export', { rows: -1 }) }, V1);
+    expect(rows.body.error.code).toBe(-32602);
+    expect(rows.body.error.message).toContain('input.rows');
+    const format = await agent.rpc('SendMessage', { message: skillMessage('export', { format: 'xml' }) }, V1);
+    expect(format.body.error.code).toBe(-32602);
+    expect(format.body.error.message).toContain('input.format');
+    const seconds = await agent.rpc(
+      'SendMessage',
+      { message: userMessage('x', { metadata: { skill: 'sleep', input: { seconds: 'long' } } }) },
+      V1,
+    );
+    expect(seconds.body.error.code).toBe(-32602);
+    expect(seconds.body.error.message).toContain('input.seconds');
+  });
+
+  it('refuses a message without messageId or parts with -32602 naming the field', async () => {
+    const noId = await agent.rpc(
+      'SendMessage',
+      { message: { role: 'ROLE_USER', parts: [{ text: 'x' }] } },
+      V1,
+    );
+    expect(noId.body.error.code).toBe(-32602);
+    expect(noId.body.error.message).toContain('messageId');
+    const noParts = await agent.rpc(
+      'SendMessage',
+      { message: { messageId: 'p1', role: 'ROLE_USER', parts: [] } },
+      V1,
+    );
+    expect(noParts.body.error.code).toBe(-32602);
+    expect(noParts.body.error.message).toContain('parts');
+  });
+});
