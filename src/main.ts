@@ -27,6 +27,8 @@ async function main(): Promise<void> {
     const { conformanceSkill } = await import('../spec-tests/fixture/conformance-skill.js');
     skills = [conformanceSkill];
     env.DEFAULT_SKILL = conformanceSkill.id;
+    // The kit leaves many fixture tasks open (working, idle) at once: give them room to run.
+    env.RUNNER_CONCURRENCY ??= '1000';
   }
   const config = loadConfig(env);
   const server = await startServer({ config, skills });

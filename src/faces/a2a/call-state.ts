@@ -1,9 +1,12 @@
 import { ServerCallContext } from '@a2a-js/sdk/server';
+import type { ProtocolVersion } from './version.js';
 
 /** What our request handler needs to know about the HTTP request behind an SDK call. */
 export interface CallState {
   /** Whose tasks this call may see (authorization scope). */
   owner: string;
+  /** The protocol version the caller speaks (header for JSON-RPC, path for REST). */
+  version: ProtocolVersion;
   /** SSE `Last-Event-ID` of a reconnecting client: resume after this event. */
   lastEventId?: number;
   /** Aborted when the client goes away. */
@@ -14,13 +17,9 @@ export interface CallState {
 
 const KEY = 'taskhandle.call';
 
-export function newCallContext(
-  state: CallState,
-  requestedVersion: string,
-  extensions: string[],
-): ServerCallContext {
+export function newCallContext(state: CallState, extensions: string[]): ServerCallContext {
   return new ServerCallContext({
-    requestedVersion,
+    requestedVersion: state.version,
     requestedExtensions: extensions,
     state: new Map([[KEY, state]]),
   });

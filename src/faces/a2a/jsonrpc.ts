@@ -86,6 +86,7 @@ export function jsonRpcEndpoint(
     res.once('close', () => controller.abort());
     const state: CallState = {
       owner: o.ownerOf(req),
+      version: version.version,
       lastEventId: parseLastEventId(req.headers['last-event-id']),
       signal: controller.signal,
       cursor: {},
@@ -94,7 +95,7 @@ export function jsonRpcEndpoint(
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    const context = newCallContext(state, version.version, extensions);
+    const context = newCallContext(state, extensions);
     const outcome = (await transports[version.version].handle(body as Record<string, unknown>, context)) as
       | JsonRpcResponse
       | AsyncGenerator<JsonRpcResponse>;

@@ -63,12 +63,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return guard(async () => {
-      const { owner, signal } = callState(context);
+      const { owner, signal, version } = callState(context);
       const result = await this.#engine.send(owner, toEngineMessage(params.message), params.metadata);
       if (result.kind === 'message') return toSdkMessage(result.message);
       const historyLength = params.configuration?.historyLength;
+      // v1.0 blocks unless told otherwise; v0.3 blocks only when `blocking: true` was sent (the SDK's
+      // v0.3 translation drops an absent configuration, so no configuration means non-blocking).
+      const returnImmediately = params.configuration?.returnImmediately ?? version === '0.3';
       let view = result.view;
-      if (!params.configuration?.returnImmediately && !settled(view.record.state)) {
+      if (!returnImmediately && !settled(view.record.state)) {
         await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, signal);
         view = await this.#engine.get(owner, view.record.id, historyLength);
       } else if (historyLength !== undefined) {

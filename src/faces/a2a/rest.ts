@@ -27,8 +27,11 @@ export function restRouter(o: RestOptions): express.Router {
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const controller = new AbortController();
     res.once('close', () => controller.abort());
+    // The SDK serves v0.3 REST under /v1/ and v1.0 REST at the root of this router.
+    const legacy = req.path.startsWith('/v1/');
     const state: CallState = {
       owner: o.ownerOf(req),
+      version: legacy ? '0.3' : '1.0',
       lastEventId: parseLastEventId(req.headers['last-event-id']),
       signal: controller.signal,
       cursor: {},
@@ -36,7 +39,6 @@ export function restRouter(o: RestOptions): express.Router {
     states.set(req.headers, state);
     withSseIds(res, state, o.keepAliveMs);
     if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'])) return next();
-    const legacy = req.path.startsWith('/v1/');
     try {
       const text = await readBody(req, o.maxBodyBytes);
       req.body = text.trim() === '' ? {} : JSON.parse(text);
@@ -58,7 +60,7 @@ export function restRouter(o: RestOptions): express.Router {
       contextBuilder: (opts) => {
         const state = states.get(opts.headers as IncomingHttpHeaders);
         if (!state) throw new Error('REST call without request state');
-        return newCallContext(state, opts.requestedVersion ?? '0.3', opts.extensions ?? []);
+        return newCallContext(state, opts.extensions ?? []);
       },
     }),
   );
