@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifactText, csvLines, skillMessage } from './a2a.js';
+import { type Agent, launch, userMessage } from './harness.js';
+import { openSse } from './sse.js';
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
+  body: any;
+}
+
+/** ErrorInfo reason of a v1.0 REST error body (google.rpc.Status shape). */
+// biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
+const reason = (body: any): string | undefined => body?.error?.details?.[0]?.reason;
+
+describe('HTTP+JSON (REST)', () => {
+  let agent: Agent;
+  let base: string;
+  beforeAll(async () => {
+    agent = await launch();
+    base = `${agent.url}/rest`;
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const rest = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { 'A2A-Version': '1.0' },
+  ): Promise<Reply> => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  };
+
+  describe('v1.0', () => {
+    it('message:send returns a handle at once; tasks/{id} polls it to completion', async () => {
+      const sent = await rest('POST', '/message:send', {
+        message: skillMessage('export', { rows: 3, chunkRows: 1, delayMs: 200 }),
+        configuration: { returnImmediately: true },
+      });
+      expect(sent.status).toBe(200);
+      expect(sent.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+      const { id } = sent.body.task;
+      expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(sent.body.task.status.state);
+      await agent.waitForState(id, 'TASK_STATE_COMPLETED');
+      const got = await rest('GET', `/tasks/${id}`);
+      expect(got.status).toBe(200);
+      expect(got.body.id).toBe(id);
+      expect(got.body.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(csvLines(artifactText(got.body.artifacts[0]))).toHaveLength(4);
+      const short = await rest('GET', `/tasks/${id}?historyLength=0`);
+      expect(short.body.history ?? []).toEqual([]);
+      expect((await rest('GET', `/tasks/${id}`)).body.history).toHaveLength(1);
+    });
+
+    it('a blocking message:send answers the finished task', async () => {
+      const sent = await rest('POST', '/message:send', { message: userMessage('export 4 rows') });
+      expect(sent.status).toBe(200);
+      expect(sent.body.task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(csvLines(artifactText(sent.body.task.artifacts[0]))).toHaveLength(5);
+    });
+
+    it('tasks lists with paging and filters', async () => {
+      const contextId = crypto.randomUUID();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const sent = await rest('POST', '/message:send', {
+          message: skillMessage('export', { rows: 1 }, { contextId }),
+        });
+        ids.push(sent.body.task.id);
+      }
+      const first = await rest('GET', `/tasks?contextId=${contextId}&pageSize=2`);
+      expect(first.status).toBe(200);
+      expect(first.body.totalSize).toBe(3);
+      expect(first.body.tasks.map((t: { id: string }) => t.id)).toEqual([ids[2], ids[1]]);
+      expect(first.body.tasks[0]).not.toHaveProperty('artifacts');
+      const token = encodeURIComponent(first.body.nextPageToken);
+      const second = await rest('GET', `/tasks?contextId=${contextId}&pageSize=2&pageToken=${token}`);
+      expect(second.body.tasks.map((t: { id: string }) => t.id)).toEqual([ids[0]]);
+      expect(second.body.nextPageToken).toBe('');
+      const filtered = await rest('GET', `/tasks?contextId=${contextId}&status=TASK_STATE_WORKING`);
+      expect(filtered.body.tasks).toEqual([]);
+      expect(filtered.body.totalSize).toBe(0);
+      const withArtifacts = await rest(
+        'GET',
+        `/tasks?contextId=${contextId}&pageSize=1&includeArtifacts=true`,
+      );
+      expect(withArtifacts.body.tasks[0].artifacts).toHaveLength(1);
+    });
+
+    it('tasks/{id}:cancel cancels; a second cancel is 400 TASK_NOT_CANCELABLE (spec 5.4)', async () => {
+      const sent = await rest('POST', '/message:send', {
+        message: skillMessage('sleep', { seconds: 30 }),
+        configuration: { returnImmediately: true },
+      });
+      const { id } = sent.body.task;
+      await agent.waitForState(id, 'TASK_STATE_WORKING');
+      const canceled = await rest('POST', `/tasks/${id}:cancel`);
+      expect(canceled.status).toBe(200);
+      expect(canceled.body.status.state).toBe('TASK_STATE_CANCELED');
+      const again = await rest('POST', `/tasks/${id}:cancel`);
+      expect(again.status).toBe(400);
+      expect(again.body.error.status).toBe('FAILED_PRECONDITION');
+      expect(reason(again.body)).toBe('TASK_NOT_CANCELABLE');
+    });
+
+    it('an unknown task is 404 TASK_NOT_FOUND for get, cancel and subscribe', async () => {
+      for (const [method, path] of [
+        ['GET', '/tasks/no-such-task'],
+        ['POST', '/tasks/no-such-task:cancel'],
+        ['POST', '/tasks/no-such-task:subscribe'],
+      ] as const) {
+        const r = await rest(method, path);
+        expect(r.status, path).toBe(404);
+        expect(r.body.error.status).toBe('NOT_FOUND');
+        expect(reason(r.body)).toBe('TASK_NOT_FOUND');
+      }
+    });
+
+    it('a bad body is 400 INVALID_ARGUMENT', async () => {
+      const broken = await rest('POST', '/message:send', '{"message": ');
+      expect(broken.status).toBe(400);
+      expect(broken.body.error.status).toBe('INVALID_ARGUMENT');
+      const noMessage = await rest('POST', '/message:send', {});
+      expect(noMessage.status).toBe(400);
+      expect(noMessage.body.error.message).toContain('message');
+      const badSkill = await rest('POST', '/message:send', { message: skillMessage('teleport', {}) });
+      expect(badSkill.status).toBe(400);
+      expect(badSkill.body.error.message).toContain('"teleport"');
+      const badInput = await rest('POST', '/message:send', {
+        message: skillMessage('export', { rows: 'many' }),
+      });
+      expect(badInput.status).toBe(400);
+      expect(badInput.body.error.message).toContain('input.rows');
+    });
+
+    it('a wrong Content-Type is 400 CONTENT_TYPE_NOT_SUPPORTED', async () => {
+      const r = await rest('POST', '/message:send', 'export 1 row', {
+        'A2A-Version': '1.0',
+        'Content-Type': 'text/plain',
+      });
+      expect(r.status).toBe(400);
+      expect(reason(r.body)).toBe('CONTENT_TYPE_NOT_SUPPORTED');
+    });
+
+    it('application/a2a+json bodies are accepted', async () => {
+      const r = await rest(
+        'POST',
+        '/message:send',
+        JSON.stringify({ message: userMessage('export 1 row') }),
+        {
+          'A2A-Version': '1.0',
+          'Content-Type': 'application/a2a+json',
+        },
+      );
+      expect(r.status).toBe(200);
+      expect(r.body.task.status.state).toBe('TASK_STATE_COMPLETED');
+    });
+
+    it('a message to a finished task is 400 UNSUPPORTED_OPERATION', async () => {
+      const done = await rest('POST', '/message:send', { message: userMessage('export 1 row') });
+      const id = done.body.task.id;
+      const r = await rest('POST', '/message:send', { message: userMessage('more', { taskId: id }) });
+      expect(r.status).toBe(400);
+      expect(reason(r.body)).toBe('UNSUPPORTED_OPERATION');
+    });
+
+    it('message:stream and tasks/{id}:subscribe answer SSE with event ids', async () => {
+      const stream = await openSse(`${base}/message:stream`, {
+        method: 'POST',
+        headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: skillMessage('export', { rows: 3, chunkRows: 1, delayMs: 150 }) }),
+      });
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const first = await stream.next();
+      const id = first?.data.task.id;
+      expect(typeof id).toBe('string');
+
+      const sub = await openSse(`${base}/tasks/${id}:subscribe`, { headers: { 'A2A-Version': '1.0' } });
+      expect(sub.status).toBe(200);
+      const [subEvents, rest1] = await Promise.all([sub.rest(), stream.rest()]);
+      for (const events of [[first, ...rest1], subEvents]) {
+        const ids = events.map((e) => Number(e?.id));
+        expect(ids.every((n, i) => Number.isInteger(n) && (i === 0 || n > (ids[i - 1] ?? 0)))).toBe(true);
+        expect(events.at(-1)?.data.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+      }
+      expect(subEvents[0]?.data.task.id).toBe(id);
+
+      const late = await rest('POST', `/tasks/${id}:subscribe`);
+      expect(late.status).toBe(400);
+      expect(reason(late.body)).toBe('UNSUPPORTED_OPERATION');
+    });
+  });
+
+  describe('v0.3 (under /rest/v1)', () => {
+    const v03 = {};
+    const legacyBody = (text: string, extra: Record<string, unknown> = {}) => ({
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', content: [{ text }], ...extra },
+    });
+
+    it('v1/message:send, v1/tasks/{id} and v1/tasks/{id}:cancel', async () => {
+      const sent = await rest(
+        'POST',
+        '/v1/message:send',
+        { ...legacyBody('sleep 30', { metadata: { skill: 'sleep' } }), configuration: { blocking: false } },
+        v03,
+      );
+      // The SDK's v0.3 REST router answers a send with 201 Created.
+      expect(sent.status).toBe(201);
+      const { id } = sent.body.task;
+      expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(sent.body.task.status.state);
+      await agent.waitForState(id, 'TASK_STATE_WORKING');
+      const got = await rest('GET', `/v1/tasks/${id}`, undefined, v03);
+      expect(got.status).toBe(200);
+      expect(got.body).toMatchObject({ id, status: { state: 'TASK_STATE_WORKING' } });
+      const canceled = await rest('POST', `/v1/tasks/${id}:cancel`, undefined, v03);
+      expect(canceled.status).toBe(200);
+      // v0.3's proto spells the state with two Ls.
+      expect(canceled.body.status.state).toBe('TASK_STATE_CANCELLED');
+      const again = await rest('POST', `/v1/tasks/${id}:cancel`, undefined, v03);
+      expect(again.status).toBe(400);
+      expect(again.body.code).toBe(-32002);
+      const unknown = await rest('GET', '/v1/tasks/no-such-task', undefined, v03);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe(-32001);
+    });
+
+    it('a blocking v1/message:send returns the finished task with its file artifact', async () => {
+      const sent = await rest(
+        'POST',
+        '/v1/message:send',
+        { ...legacyBody('export 2 rows'), configuration: { blocking: true } },
+        v03,
+      );
+      expect(sent.body.task.status.state).toBe('TASK_STATE_COMPLETED');
+      const part = sent.body.task.artifacts[0].parts[0];
+      expect(part.file.mimeType).toBe('text/csv');
+      expect(csvLines(Buffer.from(part.file.fileWithBytes, 'base64').toString())).toHaveLength(3);
+    });
+
+    it('v1/message:stream and v1/tasks/{id}:subscribe stream to completion', async () => {
+      const stream = await openSse(`${base}/v1/message:stream`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(legacyBody('export 3 rows')),
+      });
+      expect(stream.status).toBe(200);
+      const events = await stream.rest();
+      expect(events[0]?.data.task.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(events.at(-1)?.data.statusUpdate).toMatchObject({
+        final: true,
+        status: { state: 'TASK_STATE_COMPLETED' },
+      });
+      expect(events.every((e) => e.id !== undefined)).toBe(true);
+
+      const sent = await rest(
+        'POST',
+        '/v1/message:send',
+        {
+          ...legacyBody('export', {
+            metadata: { skill: 'export', input: { rows: 3, chunkRows: 1, delayMs: 150 } },
+          }),
+          configuration: { blocking: false },
+        },
+        v03,
+      );
+      const sub = await openSse(`${base}/v1/tasks/${sent.body.task.id}:subscribe`);
+      const subEvents = await sub.rest();
+      expect(subEvents[0]?.data.task.id).toBe(sent.body.task.id);
+      expect(subEvents.at(-1)?.data.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    });
+  });
+
+  it('an unknown path is 404', async () => {
+    expect((await rest('GET', '/nothing/here')).status).toBe(404);
+    expect((await fetch(`${agent.url}/nothing`)).status).toBe(404);
+  });
+});
