@@ -215,12 +215,13 @@ export class Engine {
         throw new EngineError('task-not-cancelable', `Task ${id} is ${record.state} and cannot be canceled`);
       }
       if (record.state !== 'working') {
+        const message = agentText(id, record.contextId, 'Canceled by request');
         const result = await this.#commit({
           taskId: id,
           from: [record.state],
           to: 'canceled',
-          statusMessage: agentText(id, record.contextId, 'Canceled by request'),
-          events: [],
+          statusMessage: message,
+          events: [{ kind: 'status', state: 'canceled', message }],
           at: this.now(),
         });
         if (result) return this.#view(id);
@@ -230,17 +231,14 @@ export class Engine {
       for (const listener of this.#cancelListeners) listener(id);
       const settled = await this.waitUntil(id, (s) => isTerminal(s), this.#cancelGraceMs);
       if (!isTerminal(settled.state)) {
+        const message = agentText(id, record.contextId, 'Canceled by request (the job did not stop in time)');
         await this.#commit({
           taskId: id,
           from: ['working', 'submitted', 'input-required', 'auth-required'],
           to: 'canceled',
-          statusMessage: agentText(
-            id,
-            record.contextId,
-            'Canceled by request (the job did not stop in time)',
-          ),
+          statusMessage: message,
           releaseLease: true,
-          events: [],
+          events: [{ kind: 'status', state: 'canceled', message }],
           at: this.now(),
         });
       }

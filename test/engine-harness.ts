@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Engine } from '../src/engine/engine.js';
+import { EventHub } from '../src/engine/events.js';
+import { SkillRegistry } from '../src/engine/registry.js';
+import { Runner, type RunnerOptions } from '../src/engine/runner.js';
+import type { AnySkill } from '../src/engine/skill.js';
+import type { Message, TaskRecord, TaskState } from '../src/engine/task.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { waitFor } from './helpers.js';
+
+export const logger = pino({ level: 'silent' });
+
+export const OWNER = 'alice';
+
+export interface HarnessOptions {
+  skills: AnySkill[];
+  defaultSkill?: string;
+  cancelGraceMs?: number;
+  maxTtlMs?: number;
+  clock?: () => number;
+}
+
+/**
+ * A real engine over a real SQLite file: store, hub, registry, engine, and runners started on
+ * demand. `close()` stops the runners and closes the store.
+ */
+export interface Harness {
+  path: string;
+  store: SqliteStore;
+  hub: EventHub;
+  engine: Engine;
+  startRunner(options?: Partial<Omit<RunnerOptions, 'engine' | 'logger'>>): Runner;
+  close(): Promise<void>;
+}
+
+export function harness(dir: string, o: HarnessOptions): Harness {
+  const path = join(dir, 'tasks.db');
+  const store = new SqliteStore({ path });
+  const hub = new EventHub();
+  const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id ?? '');
+  const engine = new Engine({
+    store,
+    hub,
+    skills,
+    maxTtlMs: o.maxTtlMs ?? 86_400_000,
+    cancelGraceMs: o.cancelGraceMs ?? 10_000,
+    clock: o.clock,
+  });
+  const runners: Runner[] = [];
+  return {
+    path,
+    store,
+    hub,
+    engine,
+    startRunner(options = {}) {
+      const runner = new Runner({
+        engine,
+        workerId: `test-${randomUUID().slice(0, 8)}`,
+        concurrency: 4,
+        leaseMs: 5000,
+        pollMs: 20,
+        logger,
+        ...options,
+      });
+      runner.start();
+      runners.push(runner);
+      return runner;
+    },
+    async close() {
+      await Promise.all(runners.map((r) => r.stop(100)));
+      await store.close();
+    },
+  };
+}
+
+export const text = (t: string, extra: Partial<Message> = {}): Message => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER',
+  parts: [{ text: t }],
+  ...extra,
+});
+
+/** A message that picks `skill` with `input` through a data part. */
+export const call = (skill: string, input: unknown, extra: Partial<Message> = {}): Message => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER',
+  parts: [{ data: { skill, input } }],
+  ...extra,
+});
+
+/** Sends a message that must create a task; returns the task id. */
+export async function submit(engine: Engine, message: Message, owner = OWNER): Promise<string> {
+  const result = await engine.send(owner, message);
+  if (result.kind !== 'task') throw new Error('expected a task, got a direct reply');
+  return result.view.record.id;
+}
+
+/** Polls the store until the task is in `state` (fails with the state it is stuck in). */
+export async function waitForState(
+  engine: Engine,
+  id: string,
+  state: TaskState,
+  timeoutMs = 5000,
+): Promise<TaskRecord> {
+  let last: TaskRecord | undefined;
+  return waitFor(
+    async () => {
+      last = await engine.store.getTask(id, engine.now());
+      return last?.state === state ? last : undefined;
+    },
+    () => `task ${id} to be ${state} (it is ${last?.state ?? 'missing'})`,
+    timeoutMs,
+  );
+}
+
+/** The text of a message's parts (status messages carry one text part). */
+export const textOf = (m: Message | undefined): string => m?.parts.map((p) => p.text ?? '').join('') ?? '';
+
+/** Rejects with what `fn` throws, or fails when it does not throw. */
+export async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}

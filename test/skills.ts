@@ -1,0 +1,232 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { type AnySkill, defineSkill } from '../src/engine/skill.js';
+import { latch } from './helpers.js';
+
+const common = { description: 'test skill', pollIntervalMs: 1000, ttlMs: 3_600_000 } as const;
+
+/** Rejects with the signal's reason once it aborts: a job that honours cancel and shutdown. */
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+
+/**
+ * Small skills for engine and runner tests, with probes: how often each ran, which runs are
+ * active, what their signals said. A fresh set per test keeps the counters apart.
+ */
+export function testSkills() {
+  const runs = new Map<string, number>();
+  const count = (skill: string) => runs.set(skill, (runs.get(skill) ?? 0) + 1);
+  /** Task ids whose job is running now (for "the job has started" waits). */
+  const started = new Set<string>();
+  /** The abort reason each task's job saw. */
+  const reasons = new Map<string, unknown>();
+  /** What a late write of the signal-ignoring job got. */
+  const lateWrites = new Map<string, unknown>();
+  const stubbornGate = latch();
+  const shortGate = latch();
+  /** Per task: jobs running now and the most ever running at once. */
+  const active = new Map<string, number>();
+  const maxActive = new Map<string, number>();
+
+  const quick = defineSkill({
+    ...common,
+    id: 'quick',
+    input: z.object({ text: z.string().default('hi') }),
+    inputFromMessage: (m) => ({ text: m.parts.map((p) => p.text ?? '').join(' ') || 'hi' }),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('quick');
+      return { message: `done: ${ctx.input.text}` };
+    },
+  });
+
+  const greet = defineSkill({
+    ...common,
+    id: 'greet',
+    input: z.object({ name: z.string().min(1), excited: z.boolean().optional() }),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('greet');
+      return { message: `Hello ${ctx.input.name}${ctx.input.excited ? '!' : ''}` };
+    },
+  });
+
+  const waits = defineSkill({
+    ...common,
+    id: 'waits',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('waits');
+      started.add(ctx.taskId);
+      try {
+        return await untilAborted(ctx.signal);
+      } catch (reason) {
+        reasons.set(ctx.taskId, reason);
+        throw reason;
+      } finally {
+        started.delete(ctx.taskId);
+      }
+    },
+  });
+
+  const stubborn = defineSkill({
+    ...common,
+    id: 'stubborn',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('stubborn');
+      started.add(ctx.taskId);
+      await stubbornGate.promise;
+      reasons.set(ctx.taskId, ctx.signal.reason);
+      try {
+        await ctx.artifact({ parts: [{ text: 'too late' }] });
+        lateWrites.set(ctx.taskId, 'written');
+      } catch (err) {
+        lateWrites.set(ctx.taskId, err);
+      }
+      started.delete(ctx.taskId);
+      return { message: 'finished anyway' };
+    },
+  });
+
+  const boom = defineSkill({
+    ...common,
+    id: 'boom',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run() {
+      count('boom');
+      throw new Error('disk on fire');
+    },
+  });
+
+  const ask = defineSkill({
+    ...common,
+    id: 'ask',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('ask');
+      const answer = await ctx.requestInput('What is your name?');
+      const name = answer.parts.map((p) => p.text ?? '').join('');
+      return { message: `Hello ${name} (attempt ${ctx.attempt})` };
+    },
+  });
+
+  const chunks = defineSkill({
+    ...common,
+    id: 'chunks',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('chunks');
+      await ctx.progress({ percent: 10, message: 'starting' });
+      const artifactId = await ctx.artifact({ artifactId: 'out', name: 'out.txt', parts: [{ text: 'a' }] });
+      await ctx.say('halfway');
+      await ctx.progress({ percent: 50 });
+      await ctx.artifact({ artifactId, parts: [{ text: 'b' }], append: true });
+      await ctx.artifact({ artifactId, parts: [{ text: 'c' }], append: true, lastChunk: true });
+      await ctx.progress({ percent: 100, message: 'done' });
+      return { message: 'three chunks' };
+    },
+  });
+
+  /** Fails rather than re-runs after an interruption. */
+  const fragile = defineSkill({
+    ...common,
+    id: 'fragile',
+    input: z.object({}),
+    onInterrupt: 'fail',
+    async run() {
+      count('fragile');
+      return { message: 'fragile done' };
+    },
+  });
+
+  /** Counts concurrent executions per task; runs for `ms`. */
+  const counted = defineSkill({
+    ...common,
+    id: 'counted',
+    input: z.object({ ms: z.number().int().min(0) }),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('counted');
+      const now = (active.get(ctx.taskId) ?? 0) + 1;
+      active.set(ctx.taskId, now);
+      maxActive.set(ctx.taskId, Math.max(now, maxActive.get(ctx.taskId) ?? 0));
+      try {
+        await sleep(ctx.input.ms, undefined, { signal: ctx.signal });
+      } finally {
+        active.set(ctx.taskId, (active.get(ctx.taskId) ?? 1) - 1);
+      }
+      return undefined;
+    },
+  });
+
+  /** Finishes when the test opens `shortGate`. */
+  const short = defineSkill({
+    ...common,
+    id: 'short',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('short');
+      started.add(ctx.taskId);
+      await shortGate.promise;
+      started.delete(ctx.taskId);
+      return { message: 'short done' };
+    },
+  });
+
+  /** Waits on its signal in its first run; completes at once when run again. */
+  const long = defineSkill({
+    ...common,
+    id: 'long',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('long');
+      if (ctx.attempt > 1) return { message: `long done on attempt ${ctx.attempt}` };
+      started.add(ctx.taskId);
+      try {
+        return await untilAborted(ctx.signal);
+      } catch (reason) {
+        reasons.set(ctx.taskId, reason);
+        throw reason;
+      } finally {
+        started.delete(ctx.taskId);
+      }
+    },
+  });
+
+  const skills: AnySkill[] = [
+    quick,
+    greet,
+    waits,
+    stubborn,
+    boom,
+    ask,
+    chunks,
+    fragile,
+    counted,
+    short,
+    long,
+  ];
+  return {
+    skills,
+    runs: (skill: string) => runs.get(skill) ?? 0,
+    started,
+    reasons,
+    lateWrites,
+    stubbornGate,
+    shortGate,
+    maxActive,
+  };
+}
+
+export type TestSkills = ReturnType<typeof testSkills>;
