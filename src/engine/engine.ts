@@ -291,6 +291,8 @@ export class Engine {
         if (isTerminal(view.record.state)) return;
         cursor = view.record.lastSeq;
       } else {
+        // A resume after the last event of an ended task has nothing to wait for.
+        if (isTerminal(view.record.state) && o.afterSeq >= view.record.lastSeq) return;
         cursor = o.afterSeq;
       }
       while (!o.signal.aborted) {
