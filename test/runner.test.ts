@@ -1,0 +1,140 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { call, type Harness, harness, OWNER, submit, textOf, waitForState } from './engine-harness.js';
+import { tempDirs, waitFor } from './helpers.js';
+import { type TestSkills, testSkills } from './skills.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+let t: TestSkills;
+let h: Harness;
+
+beforeEach(() => {
+  t = testSkills();
+  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick' });
+});
+
+afterEach(async () => {
+  t.stubbornGate.resolve();
+  t.shortGate.resolve();
+  await h.close();
+});
+
+const started = (id: string) =>
+  waitFor(
+    () => t.started.has(id) || undefined,
+    () => `the job of ${id} to start`,
+  );
+
+describe('lease takeover', () => {
+  /** A runner that claimed the task and died: it holds a short lease that it never renews. */
+  async function claimAndDie(id: string) {
+    const [dead, ...more] = await h.store.claim('dead-worker', h.engine.now(), 150, 10);
+    expect(more).toEqual([]);
+    expect(dead?.record.id).toBe(id);
+    if (!dead) throw new Error('claim failed');
+    return dead;
+  }
+
+  it('re-runs a task of an onInterrupt: rerun skill once the dead runner’s lease expired', async () => {
+    const id = await submit(h.engine, call('quick', { text: 'again' }));
+    const dead = await claimAndDie(id);
+    h.startRunner({ pollMs: 10 });
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(done.attempts).toBe(2);
+    expect(textOf(done.statusMessage)).toBe('done: again');
+    expect(t.runs('quick')).toBe(1);
+    const { history } = await h.engine.get(OWNER, id);
+    expect(history.map(textOf)).toContain('Interrupted by a restart; running again');
+    // The dead runner, were it to wake up, can change nothing.
+    const late = await h.store.write({
+      taskId: id,
+      from: ['working', 'completed'],
+      to: 'failed',
+      leaseToken: dead.leaseToken,
+      events: [{ kind: 'status', state: 'failed' }],
+      at: h.engine.now(),
+    });
+    expect(late).toBeUndefined();
+  });
+
+  it('fails a task of an onInterrupt: fail skill with a clear status message, without running it', async () => {
+    const id = await submit(h.engine, call('fragile', {}));
+    await claimAndDie(id);
+    h.startRunner({ pollMs: 10 });
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/Interrupted by a restart/);
+    expect(textOf(failed.statusMessage)).toMatch(/not re-run/);
+    expect(t.runs('fragile')).toBe(0);
+  });
+
+  it('keeps a task from two runners at once, renewing leases while jobs outlast them', async () => {
+    // Jobs run longer than the lease, so only heartbeats keep the other runner off them.
+    const options = { concurrency: 3, leaseMs: 600, pollMs: 10 };
+    const runners = [h.startRunner(options), h.startRunner(options)];
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, () => submit(h.engine, call('counted', { ms: 700 }))),
+    );
+    for (const id of ids) {
+      const done = await waitForState(h.engine, id, 'completed', 15_000);
+      expect(done.attempts).toBe(1);
+      expect(t.maxActive.get(id)).toBe(1);
+    }
+    expect(t.runs('counted')).toBe(10);
+    await waitFor(
+      () => (runners.every((r) => r.activeJobs === 0) ? true : undefined),
+      () => 'the runners to go idle',
+    );
+  });
+
+  it('respects its concurrency', async () => {
+    const runner = h.startRunner({ concurrency: 2 });
+    const ids = await Promise.all([1, 2, 3].map(() => submit(h.engine, call('short', {}))));
+    await waitFor(
+      () => (t.started.size === 2 ? true : undefined),
+      () => `two jobs to start (${t.started.size} running)`,
+    );
+    expect(runner.activeJobs).toBe(2);
+    const queued = await Promise.all(ids.map((id) => h.engine.get(OWNER, id)));
+    expect(queued.filter((v) => v.record.state === 'submitted')).toHaveLength(1);
+    t.shortGate.resolve();
+    for (const id of ids) await waitForState(h.engine, id, 'completed');
+  });
+});
+
+describe('Runner.stop', () => {
+  it('lets a short job finish and releases a long one, which another runner runs again', async () => {
+    const first = h.startRunner({ concurrency: 2 });
+    const shortId = await submit(h.engine, call('short', {}));
+    const longId = await submit(h.engine, call('long', {}));
+    await started(shortId);
+    await started(longId);
+
+    const stopping = first.stop(500);
+    t.shortGate.resolve();
+    await stopping;
+    expect(first.activeJobs).toBe(0);
+    expect((await h.engine.get(OWNER, shortId)).record.state).toBe('completed');
+    expect(t.reasons.get(longId)).toBe('shutdown');
+    const released = await h.engine.get(OWNER, longId);
+    expect(released.record.state).toBe('working');
+    expect(t.runs('long')).toBe(1);
+
+    h.startRunner();
+    const done = await waitForState(h.engine, longId, 'completed');
+    expect(textOf(done.statusMessage)).toBe('long done on attempt 2');
+    expect(t.runs('long')).toBe(2);
+    expect(t.runs('short')).toBe(1);
+  });
+
+  it('claims nothing once stopped', async () => {
+    const runner = h.startRunner();
+    await runner.stop(100);
+    const id = await submit(h.engine, call('quick', {}));
+    runner.wake();
+    // A second runner is the witness: the task is still there for it to claim.
+    const [claim] = await h.store.claim('witness', h.engine.now(), 1000, 10);
+    expect(claim?.record.id).toBe(id);
+    expect(claim?.interrupted).toBe(false);
+  });
+});
