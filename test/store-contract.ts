@@ -592,6 +592,19 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
         expect(await store.claim('w1', T0 + 10_000, 1000, 10)).toEqual([]);
       });
 
+      it('claims no expired task, queued or with an expired lease', async () => {
+        const running = await create({ expiresAt: T0 + 3000 });
+        const [first] = await store.claim('w1', T0, 1000, 10);
+        expect(first?.record.id).toBe(running.id);
+        await create({ expiresAt: T0 + 100 });
+        // The queued task has expired; the claimed one is still leased.
+        expect(await store.claim('w2', T0 + 100, 1000, 10)).toEqual([]);
+        // Long after its lease ran out the claimed one has expired too: nobody takes it over.
+        expect(await store.claim('w2', T0 + 3000, 1000, 10)).toEqual([]);
+        // Just before, it would have been taken over.
+        expect((await store.claim('w2', T0 + 2999, 1000, 10)).map((c) => c.record.id)).toEqual([running.id]);
+      });
+
       it('hands out no task twice to many parallel claims from several workers', async () => {
         const ids = new Set<string>();
         for (let i = 0; i < 30; i++) ids.add((await create({ createdAt: T0 + i })).id);

@@ -92,7 +92,8 @@ export interface TaskStore {
   readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]>;
   /**
    * Claims up to `limit` runnable tasks: `submitted` ones (moved to `working` with an event) and
-   * `working` ones whose lease expired (returned with `interrupted: true`).
+   * `working` ones whose lease expired (returned with `interrupted: true`). Expired tasks
+   * (expiresAt <= now) are never claimed.
    */
   claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
   renewLease(taskId: string, leaseToken: string, until: number): Promise<LeaseStatus>;

@@ -57,10 +57,12 @@ const SQL = {
       AND (@cursor_at IS NULL OR updated_at < @cursor_at OR (updated_at = @cursor_at AND id < @cursor_id))
     ORDER BY updated_at DESC, id DESC LIMIT @limit`,
   countTasks: `SELECT count(*) AS total FROM tasks WHERE ${LIST_WHERE}`,
+  // An expired task is gone for callers: running it would be wasted work that nobody can see.
   claimable: `SELECT id, state FROM (
-      SELECT id, state, created_at FROM tasks WHERE state = 'submitted'
+      SELECT id, state, created_at FROM tasks WHERE state = 'submitted' AND expires_at > @now
       UNION ALL
-      SELECT id, state, created_at FROM tasks WHERE state = 'working' AND lease_expires_at < @now
+      SELECT id, state, created_at FROM tasks
+        WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now
     ) ORDER BY created_at LIMIT @limit`,
   claim: `UPDATE tasks SET
       lease_owner = @worker, lease_token = @token, lease_expires_at = @until, attempts = attempts + 1,
@@ -69,6 +71,7 @@ const SQL = {
       updated_at = CASE WHEN @to_working = 1 THEN @now ELSE updated_at END,
       last_seq = last_seq + @to_working
     WHERE id = @id AND state = @state AND (lease_expires_at IS NULL OR lease_expires_at < @now)
+      AND expires_at > @now
     RETURNING *`,
   renewLease: `UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'working'
     RETURNING cancel_requested`,
