@@ -145,6 +145,8 @@ export class Runner {
       if (!ok) return;
     }
 
+    // Read before the heartbeat starts: a task gone meanwhile (expired) must not leave it running.
+    const view = await engine.get(record.owner, record.id);
     const heartbeat = setInterval(
       () => {
         engine.store
@@ -159,7 +161,6 @@ export class Runner {
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
-    const view = await engine.get(record.owner, record.id);
     const ctx = new SkillContextImpl(engine, record, leaseToken, controller, view.history);
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
