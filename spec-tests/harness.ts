@@ -21,12 +21,15 @@ export interface Agent {
     o?: { version?: '1.0' | '0.3'; headers?: Record<string, string> },
   ): Promise<RpcReply>;
   /** Polls GetTask until the task is in one of `states` (v1.0 names, e.g. TASK_STATE_COMPLETED). */
-  waitForState(id: string, states: string | string[], timeoutMs?: number): Promise<Record<string, any>>;
+  waitForState(id: string, states: string | string[], timeoutMs?: number): Promise<Json>;
   /** SIGTERM and wait for exit; returns the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL: no shutdown at all. */
   kill9(): Promise<void>;
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
+type Json = Record<string, any>;
 
 export interface RpcReply {
   status: number;
@@ -73,7 +76,8 @@ export async function launch(o: LaunchOptions = {}): Promise<Agent> {
     stderr += d.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: proc.stdout! });
+    if (!proc.stdout) throw new Error('the server has no stdout pipe');
+    const lines = createInterface({ input: proc.stdout });
     lines.on('line', (line) => {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
@@ -86,6 +90,14 @@ export async function launch(o: LaunchOptions = {}): Promise<Agent> {
     proc.once('exit', (code) => reject(new Error(`server exited with ${code} before listening: ${stderr}`)));
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let stopping = false;
+  proc.once('exit', (code, signal) => {
+    // A crash is what a test most needs to explain: show what the server said last.
+    if (!stopping) {
+      const tail = logs.slice(-20).map((l) => JSON.stringify(l));
+      console.error(`server ${url} died (code ${code}, signal ${signal})\n${stderr}\n${tail.join('\n')}`);
+    }
+  });
 
   const agent: Agent = {
     url,
@@ -107,7 +119,7 @@ export async function launch(o: LaunchOptions = {}): Promise<Agent> {
     async waitForState(id, states, timeoutMs = 15_000) {
       const wanted = Array.isArray(states) ? states : [states];
       const deadline = Date.now() + timeoutMs;
-      let last: Record<string, any> | undefined;
+      let last: Json | undefined;
       while (Date.now() < deadline) {
         const { body } = await agent.rpc('GetTask', { id }, { version: '1.0' });
         last = body.result;
@@ -119,11 +131,13 @@ export async function launch(o: LaunchOptions = {}): Promise<Agent> {
       );
     },
     async stop() {
+      stopping = true;
       if (proc.exitCode !== null) return proc.exitCode;
       proc.kill('SIGTERM');
       return exited;
     },
     async kill9() {
+      stopping = true;
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       proc.kill('SIGKILL');
       await exited;

@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifactText, getTask, rpcStream, skillMessage, startTask, V1 } from './a2a.js';
+import { type Agent, launch } from './harness.js';
+import { openSse, type SseEvent, waitForComments } from './sse.js';
+
+const ids = (events: SseEvent[]) => events.map((e) => Number(e.id));
+const strictlyIncreasing = (ns: number[]) =>
+  ns.every((n, i) => Number.isSafeInteger(n) && (i === 0 || n > (ns[i - 1] ?? 0)));
+// biome-ignore lint/suspicious/noExplicitAny: events are inspected freely in tests
+const result = (e: SseEvent | undefined): any => e?.data.result;
+
+/** A slow export: one row per chunk, a pause after each. */
+const slowExport = (rows: number) => skillMessage('export', { rows, chunkRows: 1, delayMs: 120 });
+
+describe('SSE streams', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ env: { SSE_KEEPALIVE_MS: '200' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('SendStreamingMessage: the task first, then updates in order with increasing ids, closing at the end', async () => {
+    const stream = await rpcStream(agent, 'SendStreamingMessage', { message: slowExport(4) }, V1);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = await stream.rest();
+    expect(events.every((e) => e.id !== undefined)).toBe(true);
+    expect(strictlyIncreasing(ids(events))).toBe(true);
+
+    const [first, ...updates] = events.map(result);
+    expect(Object.keys(first)).toEqual(['task']);
+    const task = first.task;
+    for (const u of updates) {
+      const [kind] = Object.keys(u);
+      expect(['statusUpdate', 'artifactUpdate']).toContain(kind);
+      expect(u[kind as string].taskId).toBe(task.id);
+      expect(u[kind as string].contextId).toBe(task.contextId);
+    }
+    const states = updates.filter((u) => u.statusUpdate).map((u) => u.statusUpdate.status.state);
+    expect(states.at(-1)).toBe('TASK_STATE_COMPLETED');
+    expect(states.slice(0, -1).every((s) => s === 'TASK_STATE_WORKING')).toBe(true);
+
+    // The snapshot's artifact plus the appended chunks, in stream order, rebuild the stored file.
+    const chunks = updates.filter((u) => u.artifactUpdate).map((u) => u.artifactUpdate);
+    expect(chunks.at(-1).lastChunk).toBe(true);
+    const streamed = [...(task.artifacts?.[0]?.parts ?? []), ...chunks.flatMap((c) => c.artifact.parts)];
+    const stored = await getTask(agent, task.id);
+    expect(artifactText({ parts: streamed })).toBe(artifactText(stored.artifacts[0]));
+    expect(stored.artifacts[0].parts).toHaveLength(4);
+  });
+
+  it('a reconnect to SubscribeToTask with Last-Event-ID replays exactly what was missed', async () => {
+    const task = await startTask(agent, slowExport(6));
+    const reference = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const first = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const seen = [await first.next(), await first.next(), await first.next()] as SseEvent[];
+    first.close();
+    const lastId = seen.at(-1)?.id as string;
+
+    const resumed = await rpcStream(
+      agent,
+      'SubscribeToTask',
+      { id: task.id },
+      { ...V1, lastEventId: lastId },
+    );
+    const replayed = await resumed.rest();
+    const all = await reference.rest();
+    expect(ids(replayed)[0]).toBe(Number(lastId) + 1);
+    expect(replayed.map((e) => [e.id, e.data])).toEqual(
+      all.filter((e) => Number(e.id) > Number(lastId)).map((e) => [e.id, e.data]),
+    );
+    expect(result(replayed.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    // No task snapshot on a resume: the client has it already.
+    expect(replayed.some((e) => result(e).task)).toBe(false);
+  });
+
+  it('a retried SendStreamingMessage (same messageId) with Last-Event-ID resumes the same task', async () => {
+    const message = slowExport(6);
+    const first = await rpcStream(agent, 'SendStreamingMessage', { message }, V1);
+    const snapshot = await first.next();
+    const taskId = result(snapshot).task.id;
+    const reference = await rpcStream(agent, 'SubscribeToTask', { id: taskId }, V1);
+    const next = await first.next();
+    first.close();
+
+    const retried = await rpcStream(
+      agent,
+      'SendStreamingMessage',
+      { message },
+      { ...V1, lastEventId: next?.id },
+    );
+    const replayed = await retried.rest();
+    const all = await reference.rest();
+    expect(replayed.map((e) => [e.id, e.data.result])).toEqual(
+      all.filter((e) => Number(e.id) > Number(next?.id)).map((e) => [e.id, e.data.result]),
+    );
+    const { body } = await agent.rpc('ListTasks', { pageSize: 100 }, V1);
+    const sameMessage = body.result.tasks.filter(
+      (t: { history?: { messageId: string }[] }) => t.history?.[0]?.messageId === message.messageId,
+    );
+    expect(sameMessage.map((t: { id: string }) => t.id)).toEqual([taskId]);
+  });
+
+  it('SubscribeToTask on a finished task: -32004 without Last-Event-ID, a replay with it', async () => {
+    const { body } = await agent.rpc(
+      'SendMessage',
+      { message: skillMessage('export', { rows: 2, chunkRows: 1 }) },
+      V1,
+    );
+    const task = body.result.task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+
+    const refused = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const errors = await refused.rest();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.data.error.code).toBe(-32004);
+
+    const replay = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, lastEventId: '2' });
+    const events = await replay.rest();
+    expect(ids(events)[0]).toBe(3);
+    expect(strictlyIncreasing(ids(events))).toBe(true);
+    expect(result(events[0]).statusUpdate.status.state).toBe('TASK_STATE_WORKING');
+    expect(result(events.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(events.filter((e) => result(e).artifactUpdate)).toHaveLength(2);
+
+    // Resuming after the very last event: nothing is missing, the stream ends at once.
+    const tail = await rpcStream(
+      agent,
+      'SubscribeToTask',
+      { id: task.id },
+      { ...V1, lastEventId: events.at(-1)?.id },
+    );
+    expect(await tail.rest()).toEqual([]);
+  });
+
+  it('SubscribeToTask on an unknown task answers TaskNotFound', async () => {
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: 'no-such-task' }, V1);
+    const events = await stream.rest();
+    expect(events.map((e) => e.data.error?.code)).toEqual([-32001]);
+  });
+
+  it('a stream ends with CANCELED when its task is canceled', async () => {
+    const task = await startTask(agent, skillMessage('sleep', { seconds: 30 }));
+    await agent.waitForState(task.id, 'TASK_STATE_WORKING');
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    expect(result(await stream.next()).task.id).toBe(task.id);
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+    const rest = await stream.rest();
+    expect(result(rest.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('sends keep-alive comments on idle JSON-RPC and REST streams', async () => {
+    const task = await startTask(agent, skillMessage('sleep', { seconds: 30 }));
+    const rpc = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const rest = await openSse(`${agent.url}/rest/tasks/${task.id}:subscribe`, {
+      method: 'POST',
+      headers: { 'A2A-Version': '1.0' },
+    });
+    expect(rest.status).toBe(200);
+    for (const s of [rpc, rest]) {
+      await waitForComments(s, 2);
+      expect(
+        s
+          .raw()
+          .split('\n')
+          .filter((l) => l.startsWith(':')).length,
+      ).toBeGreaterThanOrEqual(2);
+      s.close();
+    }
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+  });
+
+  it('REST subscribe resumes with Last-Event-ID too', async () => {
+    const task = await startTask(agent, slowExport(4));
+    const url = `${agent.url}/rest/tasks/${task.id}:subscribe`;
+    const headers = { 'A2A-Version': '1.0' };
+    const reference = await openSse(url, { method: 'POST', headers });
+    const first = await openSse(url, { method: 'POST', headers });
+    const seen = [await first.next(), await first.next()];
+    first.close();
+    const lastId = seen[1]?.id as string;
+    const resumed = await openSse(url, { method: 'POST', headers: { ...headers, 'Last-Event-ID': lastId } });
+    const replayed = await resumed.rest();
+    const all = await reference.rest();
+    expect(replayed.map((e) => [e.id, e.data])).toEqual(
+      all.filter((e) => Number(e.id) > Number(lastId)).map((e) => [e.id, e.data]),
+    );
+    expect(replayed.at(-1)?.data.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('a client that goes away leaves the task running; the server keeps serving', async () => {
+    const message = slowExport(5);
+    const stream = await rpcStream(agent, 'SendStreamingMessage', { message }, V1);
+    const taskId = result(await stream.next()).task.id;
+    stream.close();
+    const health = await fetch(`${agent.url}/healthz`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const done = await agent.waitForState(taskId, 'TASK_STATE_COMPLETED');
+    expect(done.artifacts[0].parts).toHaveLength(5);
+    const errors = agent.logs.filter((l) => typeof l.level === 'number' && l.level >= 50);
+    expect(errors).toEqual([]);
+  });
+});
