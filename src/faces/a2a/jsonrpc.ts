@@ -81,6 +81,10 @@ export function jsonRpcEndpoint(
     }
     const envelope = checkEnvelope(body);
     if ('error' in envelope) return sendJson(res, 200, envelope.error);
+    // JSON-RPC 2.0 lets a request omit params. The SDK's transports require an object and would
+    // answer an unknown method sent without params with -32602 instead of -32601.
+    const request = body as { params?: unknown };
+    if (request.params === undefined) request.params = {};
 
     const controller = new AbortController();
     res.once('close', () => controller.abort());

@@ -1,11 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
-import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { type CallState, newCallContext, parseLastEventId } from './call-state.js';
+import { requestedVersion } from './version.js';
 
 export interface RestOptions {
   handler: A2ARequestHandler;
@@ -25,10 +26,17 @@ export function restRouter(o: RestOptions): express.Router {
   const router = express.Router();
 
   router.use(async (req: Request, res: Response, next: NextFunction) => {
-    const controller = new AbortController();
-    res.once('close', () => controller.abort());
     // The SDK serves v0.3 REST under /v1/ and v1.0 REST at the root of this router.
     const legacy = req.path.startsWith('/v1/');
+    // The path picks the version; a header that names one we do not speak is still refused (spec 3.6.2).
+    const asked = requestedVersion(req);
+    if (!asked.ok) {
+      const error = new VersionNotSupportedError(asked.message);
+      res.status(400).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
+      return;
+    }
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
     const state: CallState = {
       owner: o.ownerOf(req),
       version: legacy ? '0.3' : '1.0',

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getTask, send, skillMessage, V1 } from './a2a.js';
+import { type Agent, launch } from './harness.js';
+
+const MAX_BODY_BYTES = 2048;
+
+describe('bad input', () => {
+  let agent: Agent;
+  let before: { id: string };
+  beforeAll(async () => {
+    agent = await launch({ env: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
+    before = (await send(agent, skillMessage('export', { rows: 2 }))).task;
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  /** Posts a raw JSON-RPC body; returns the HTTP status and the parsed reply. */
+  const post = async (body: string, headers: Record<string, string> = {}, path = '/') => {
+    const res = await fetch(`${agent.url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+    const text = await res.text();
+    // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as any };
+  };
+
+  for (const [name, headers] of [
+    ['v1.0', { 'A2A-Version': '1.0' }],
+    ['v0.3', {}],
+  ] as const) {
+    describe(`JSON-RPC ${name}`, () => {
+      it('malformed JSON -> -32700 with id null', async () => {
+        for (const body of ['{"jsonrpc": "2.0", "method": ', '', 'not json']) {
+          const r = await post(body, headers);
+          expect(r.status).toBe(200);
+          expect(r.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+        }
+      });
+
+      it('an invalid request -> -32600', async () => {
+        const cases: [unknown, string | number | null][] = [
+          [{ jsonrpc: '1.0', id: 1, method: 'GetTask', params: {} }, 1],
+          [{ jsonrpc: '2.0', id: 2, params: {} }, 2],
+          [{ jsonrpc: '2.0', id: 3, method: '', params: {} }, 3],
+          [{ jsonrpc: '2.0', id: { x: 1 }, method: 'GetTask', params: {} }, null],
+          [{ jsonrpc: '2.0', id: 1.5, method: 'GetTask', params: {} }, null],
+          [[{ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }], null],
+          [42, null],
+          ['a string', null],
+        ];
+        for (const [request, id] of cases) {
+          const r = await post(JSON.stringify(request), headers);
+          expect(r.body.error?.code, JSON.stringify(request)).toBe(-32600);
+          expect(r.body.id, JSON.stringify(request)).toBe(id);
+        }
+      });
+
+      it('an unknown method -> -32601, with or without params', async () => {
+        for (const request of [
+          { jsonrpc: '2.0', id: 'u1', method: 'tasks/teleport', params: {} },
+          { jsonrpc: '2.0', id: 'u2', method: 'Teleport' },
+        ]) {
+          const r = await post(JSON.stringify(request), headers);
+          expect(r.body.error?.code, JSON.stringify(request)).toBe(-32601);
+          expect(r.body.id).toBe(request.id);
+        }
+      });
+
+      it('bad params -> -32602', async () => {
+        const get = name === 'v1.0' ? 'GetTask' : 'tasks/get';
+        const sendMethod = name === 'v1.0' ? 'SendMessage' : 'message/send';
+        for (const request of [
+          { jsonrpc: '2.0', id: 1, method: get, params: 'x' },
+          { jsonrpc: '2.0', id: 1, method: get, params: [before.id] },
+          { jsonrpc: '2.0', id: 1, method: get, params: null },
+          { jsonrpc: '2.0', id: 1, method: get, params: {} },
+          { jsonrpc: '2.0', id: 1, method: get },
+          { jsonrpc: '2.0', id: 1, method: sendMethod, params: {} },
+        ]) {
+          const r = await post(JSON.stringify(request), headers);
+          expect(r.body.error?.code, JSON.stringify(request)).toBe(-32602);
+        }
+      });
+
+      it('a wrong Content-Type -> -32005 (ContentTypeNotSupported)', async () => {
+        const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: {} }), {
+          ...headers,
+          'Content-Type': 'text/plain',
+        });
+        expect(r.body.error.code).toBe(-32005);
+      });
+    });
+  }
+
+  it('an unsupported A2A-Version -> -32009 (JSON-RPC) and 400 VERSION_NOT_SUPPORTED (REST)', async () => {
+    const r = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }),
+      {
+        'A2A-Version': '2.0',
+      },
+    );
+    expect(r.body.error.code).toBe(-32009);
+    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}`, { headers: { 'A2A-Version': '2.0' } });
+    expect(rest.status).toBe(400);
+    const reply = (await rest.json()) as { error: { details: { reason: string }[] } };
+    expect(reply.error.details[0]?.reason).toBe('VERSION_NOT_SUPPORTED');
+  });
+
+  it('a body over MAX_BODY_BYTES -> 413 on JSON-RPC and REST, sized or chunked', async () => {
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: 'big', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(3000) }] } },
+    });
+    const rpc = await post(big, { 'A2A-Version': '1.0' });
+    expect(rpc.status).toBe(413);
+    expect(rpc.body.error.code).toBe(-32600);
+    const rest = await post(
+      JSON.stringify(JSON.parse(big).params),
+      { 'A2A-Version': '1.0' },
+      '/rest/message:send',
+    );
+    expect(rest.status).toBe(413);
+    const legacyRest = await post(
+      JSON.stringify({ message: { text: 'x'.repeat(3000) } }),
+      {},
+      '/rest/v1/message:send',
+    );
+    expect(legacyRest.status).toBe(413);
+
+    // Without Content-Length (chunked), the limit is enforced while reading.
+    const chunked = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const res = await fetch(`${agent.url}/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: chunked,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+
+    // Nothing of the refused message was taken in.
+    const { body } = await agent.rpc('ListTasks', {}, V1);
+    expect(body.result.totalSize).toBe(1);
+  });
+
+  it('a body just under the limit is served', async () => {
+    const message = skillMessage('export', { rows: 1 });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message } });
+    const padded = body.replace('"rows":1', `"rows":1${' '.repeat(MAX_BODY_BYTES - body.length - 10)}`);
+    expect(Buffer.byteLength(padded)).toBeLessThan(MAX_BODY_BYTES);
+    const r = await post(padded, { 'A2A-Version': '1.0' });
+    expect(r.status).toBe(200);
+    expect(r.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('after all that the server is healthy and has lost nothing', async () => {
+    const health = await fetch(`${agent.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const task = await getTask(agent, before.id);
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    const { task: fresh } = await send(agent, skillMessage('export', { rows: 1 }));
+    expect(fresh.status.state).toBe('TASK_STATE_COMPLETED');
+    const errors = agent.logs.filter((l) => typeof l.level === 'number' && l.level >= 50);
+    expect(errors).toEqual([]);
+  });
+});
