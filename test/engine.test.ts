@@ -88,6 +88,8 @@ describe('send', () => {
     expect(t.runs('quick')).toBe(2); // the task and the barrier
     const { page } = await h.engine.list(OWNER, { pageSize: 10, withArtifacts: false, historyLength: 0 });
     expect(page.totalSize).toBe(2);
+    // Message ids are per owner: another caller's message with the same id is its own task.
+    expect(await submit(h.engine, message, 'bob')).not.toBe(first.view.record.id);
   });
 
   it('records a message to a working task in its history without a second execution', async () => {

@@ -87,6 +87,33 @@ describe('lease takeover', () => {
     );
   });
 
+  it('aborts a job whose lease is lost with reason lease-lost, and writes nothing after', async () => {
+    const runner = h.startRunner({ leaseMs: 300 });
+    const id = await submit(h.engine, call('waits', {}));
+    await started(id);
+    // Another party ends the task under the job (as a forced cancel or a takeover would).
+    const ended = await h.store.write({
+      taskId: id,
+      from: ['working'],
+      to: 'failed',
+      events: [{ kind: 'status', state: 'failed' }],
+      at: h.engine.now(),
+    });
+    expect(ended?.record.state).toBe('failed');
+    await waitFor(
+      () => t.reasons.get(id),
+      () => 'the job to see its signal abort',
+    );
+    expect(t.reasons.get(id)).toBe('lease-lost');
+    await waitFor(
+      () => (runner.activeJobs === 0 ? true : undefined),
+      () => 'the job to end',
+    );
+    const log = await h.store.readEvents(id, 0, 100);
+    expect(log.at(-1)?.seq).toBe(ended?.record.lastSeq);
+    expect((await h.engine.get(OWNER, id)).record.state).toBe('failed');
+  });
+
   it('respects its concurrency', async () => {
     const runner = h.startRunner({ concurrency: 2 });
     const ids = await Promise.all([1, 2, 3].map(() => submit(h.engine, call('short', {}))));
