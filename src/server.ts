@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import express from 'express';
 import { type Logger, pino } from 'pino';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
 import { SkillRegistry } from './engine/registry.js';
@@ -47,7 +47,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     path: config.database.path,
     synchronous: config.SQLITE_SYNCHRONOUS,
   });
-  const skills = new SkillRegistry([...BUILTIN_SKILLS, ...(options.skills ?? [])], config.DEFAULT_SKILL);
+  const offered = [...BUILTIN_SKILLS, ...(options.skills ?? [])];
+  if (!offered.some((s) => s.id === config.DEFAULT_SKILL)) {
+    const ids = offered.map((s) => s.id).join(', ');
+    throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
+  }
+  const skills = new SkillRegistry(offered, config.DEFAULT_SKILL);
   const hub = new EventHub();
   const engine = new Engine({
     store,

@@ -1,0 +1,151 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HANDLE } from './a2a.js';
+import { type Agent, launch, tempDbPath } from './harness.js';
+
+const MAIN = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
+
+/** Runs `taskhandle serve` with `env` and waits for it to exit (a bad setting must stop the start). */
+function serveExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { ...process.env, PORT: '0', DATABASE_URL: `sqlite:${tempDbPath()}`, LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const guard = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`the server started with ${JSON.stringify(env)}`));
+    }, 10_000);
+    proc.once('exit', (code) => {
+      clearTimeout(guard);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+/** A port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise((r) => server.close(r));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
+describe('settings', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'postgres://db/tasks'],
+    ['LEASE_MS', '5'],
+    ['PUBLIC_URL', 'ftp://example.com'],
+    ['MAX_BODY_BYTES', 'lots'],
+    ['SQLITE_SYNCHRONOUS', 'off'],
+    ['DEFAULT_SKILL', 'teleport'],
+  ])('%s=%s stops the start with a message naming it', async (name, value) => {
+    const { code, stderr } = await serveExpectingExit({ [name]: value });
+    expect(code).toBe(78); // EX_CONFIG
+    expect(stderr).toContain(`${name}=`);
+    expect(stderr).toContain(value);
+  });
+});
+
+describe('health and the agent card', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch();
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('GET /healthz answers ok', async () => {
+    const res = await fetch(`${agent.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('serves a v1.0 card that v0.3 clients can read too', async () => {
+    const res = await fetch(`${agent.url}/.well-known/agent-card.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const text = await res.text();
+    expect(text).not.toContain('$case');
+    const card = JSON.parse(text);
+    expect(card.name).toBe('taskhandle');
+    expect(card.supportedInterfaces).toEqual([
+      { url: `${agent.url}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${agent.url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: `${agent.url}/`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: `${agent.url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+    ]);
+    expect(card.capabilities.streaming).toBe(true);
+    expect(card.capabilities.extensions.map((e: { uri: string }) => e.uri)).toContain(HANDLE);
+    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'sleep']);
+    for (const skill of card.skills) {
+      expect(skill.description.length).toBeGreaterThan(0);
+      expect(Array.isArray(skill.tags)).toBe(true);
+    }
+    // What v0.3 clients read.
+    expect(card.url).toBe(`${agent.url}/`);
+    expect(card.preferredTransport).toBe('JSONRPC');
+    expect(card.protocolVersion).toBe('0.3.0');
+    expect(card.additionalInterfaces).toEqual([
+      { url: `${agent.url}/`, transport: 'JSONRPC' },
+      { url: `${agent.url}/rest`, transport: 'HTTP+JSON' },
+    ]);
+  });
+
+  it('has an ETag and Cache-Control, and answers 304 to If-None-Match', async () => {
+    const res = await fetch(`${agent.url}/.well-known/agent-card.json`);
+    const etag = res.headers.get('etag');
+    expect(etag).toMatch(/^(W\/)?".+"$/);
+    expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
+    const again = await fetch(`${agent.url}/.well-known/agent-card.json`, {
+      headers: { 'If-None-Match': etag ?? '' },
+    });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    const stale = await fetch(`${agent.url}/.well-known/agent-card.json`, {
+      headers: { 'If-None-Match': '"something-else"' },
+    });
+    expect(stale.status).toBe(200);
+  });
+});
+
+describe('PUBLIC_URL', () => {
+  let agent: Agent;
+  let local: string;
+  const publicUrl = 'https://agents.example.com/taskhandle';
+  beforeAll(async () => {
+    const port = await freePort();
+    local = `http://127.0.0.1:${port}`;
+    agent = await launch({ env: { PORT: String(port), PUBLIC_URL: `${publicUrl}/` } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('puts the public URL (without a trailing slash) in the card', async () => {
+    expect(agent.url).toBe(publicUrl);
+    const card = (await (await fetch(`${local}/.well-known/agent-card.json`)).json()) as {
+      url: string;
+      supportedInterfaces: { url: string }[];
+    };
+    expect(card.url).toBe(`${publicUrl}/`);
+    expect(card.supportedInterfaces.map((i) => i.url)).toEqual([
+      `${publicUrl}/`,
+      `${publicUrl}/rest`,
+      `${publicUrl}/`,
+      `${publicUrl}/rest`,
+    ]);
+  });
+});
