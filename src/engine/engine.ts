@@ -103,7 +103,9 @@ export class Engine {
   async send(owner: string, message: Message, metadata?: Record<string, unknown>): Promise<SendResult> {
     if (message.taskId) return this.#sendToTask(owner, message.taskId, message);
     const existing = await this.#store.findByMessageId(owner, message.messageId);
-    if (existing) return { kind: 'task', view: await this.#view(existing.id), created: false };
+    // An expired task (not swept yet) no longer answers for its messageId: the retry makes a new task.
+    if (existing && existing.expiresAt > this.now())
+      return { kind: 'task', view: await this.#view(existing.id), created: false };
 
     const { skill, input } = this.#skills.resolve(message);
     const reply = skill.directReply?.(message);

@@ -78,7 +78,10 @@ export interface LeaseStatus {
 
 /** The persistence port of the engine. Every adapter must pass test/store-contract.ts unchanged. */
 export interface TaskStore {
-  /** Inserts the task and its events atomically, or returns the task that (owner, messageId) already made. */
+  /**
+   * Inserts the task and its events atomically, or returns the task that (owner, messageId) already
+   * made, unless that task has expired (then its messageId is free again).
+   */
   createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }>;
   /** The task that (owner, messageId) created or was answered with, if any. */
   findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined>;

@@ -45,7 +45,11 @@ export class SqliteStore implements TaskStore {
   async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
     return this.#db.transaction(() => {
       const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
-      if (existing) return { result: { record: toRecord(existing), events: [] }, created: false };
+      if (existing && existing.expires_at > task.createdAt) {
+        return { result: { record: toRecord(existing), events: [] }, created: false };
+      }
+      // The task this message made has expired and waits for the sweeper: the messageId is free again.
+      if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
       const row = this.#q.insertTask.get({
         id: task.id,
         context_id: task.contextId,

@@ -34,6 +34,7 @@ const SQL = {
     RETURNING *`,
   insertEvent: 'INSERT INTO events (task_id, seq, kind, at, payload) VALUES (?, ?, ?, ?, ?)',
   insertMessageId: 'INSERT INTO message_ids (owner, message_id, task_id) VALUES (?, ?, ?)',
+  forgetMessageId: 'DELETE FROM message_ids WHERE owner = ? AND message_id = ?',
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = ? AND m.message_id = ?`,
   getTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ?',
