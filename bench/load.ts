@@ -1,0 +1,79 @@
+import autocannon from 'autocannon';
+import { machineBusySeconds } from './proc-stats.js';
+import { RPC_HEADERS } from './rpc.js';
+import type { RunningServer } from './servers/launch.js';
+
+export interface LoadOptions {
+  connections: number;
+  durationS: number;
+  /** Unmeasured load first, same shape, so that the measurement sees a warmed-up server. */
+  warmupS: number;
+  /** The body of each request, built per request (unique ids, round-robin task ids). */
+  body: () => string;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Connection errors, timeouts, non-2xx answers and JSON-RPC errors: a valid run has none. */
+  failures: number;
+  /** CPU used by the server process / wall time (1.0 = one core busy). */
+  serverCpu: number;
+  /** CPU used by this process (the load generator) / wall time. */
+  clientCpu: number;
+  /** CPU used by every other process on the machine / wall time: near 0 on a quiet machine. */
+  otherCpu: number;
+  /** Server resident memory at the end of the measurement. */
+  serverRssMb: number;
+  /** When the measured load ran, in CLOCK_MONOTONIC microseconds (the clock of V8's CPU profiles). */
+  windowUs: [number, number];
+}
+
+/** Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining. */
+export async function measure(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
+  if (o.warmupS > 0) await fire(server.url, o.connections, o.warmupS, o.body);
+  const cpu0 = process.cpuUsage();
+  const serverCpu0 = server.cpuSeconds();
+  const machine0 = machineBusySeconds();
+  const startUs = monotonicUs();
+  const t0 = performance.now();
+  const r = await fire(server.url, o.connections, o.durationS, o.body);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
+  const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
+  return {
+    rps: (r['2xx'] - r.mismatches) / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    requests: r['2xx'] - r.mismatches,
+    failures: r.errors + r.non2xx + r.mismatches,
+    serverCpu,
+    clientCpu,
+    otherCpu: Math.max(0, (machineBusySeconds() - machine0) / wall - serverCpu - clientCpu),
+    serverRssMb: server.rssBytes() / 2 ** 20,
+    windowUs: [startUs, monotonicUs()],
+  };
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+function fire(url: string, connections: number, durationS: number, body: () => string) {
+  return autocannon({
+    url,
+    connections,
+    duration: durationS,
+    requests: [
+      {
+        method: 'POST',
+        path: '/',
+        headers: { ...RPC_HEADERS },
+        setupRequest: (req) => ({ ...req, body: body() }),
+      },
+    ],
+    // A JSON-RPC error is an HTTP 200: count it, or a fast error path would pass for a fast server.
+    verifyBody: (b) => !String(b).includes('"error"'),
+  });
+}

@@ -1,0 +1,96 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const SCENARIOS = ['create', 'poll', 'fanout', 'retained'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface Options {
+  smoke: boolean;
+  rounds: number;
+  durationS: number;
+  warmupS: number;
+  connections: number;
+  scenarios: Set<Scenario>;
+  /** Tasks created before the poll scenario, polled round-robin. */
+  pollTasks: number;
+  subscribers: number;
+  /** Subscribers for the SDK reference (it may not cope with as many). */
+  sdkSubscribers: number;
+  fanoutTasks: number;
+  retainedSizes: number[];
+  /** Tasks made through HTTP before copying them in SQL up to each retained size. */
+  templateTasks: number;
+  profile: boolean;
+  out: string;
+  argv: string[];
+}
+
+export const USAGE = `usage: npm run bench -- [options]
+
+  --rounds N            interleaved rounds (default 3)
+  --duration S          seconds per measurement (default 10), after --warmup S (default 2)
+  --only LIST           scenarios, comma-separated: ${SCENARIOS.join(',')} (default all)
+  --subscribers N       fan-out SSE subscribers (default 10000), --fanout-tasks M (default 100)
+  --sdk-subscribers N   fan-out subscribers for the SDK reference (default: --subscribers)
+  --retained-sizes A,B  stored tasks for the retained scenario (default 1000,1000000)
+  --no-profile          skip the CPU profiles of taskhandle
+  --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file)
+  --smoke               seconds-long run of every scenario at tiny sizes (CI); asserts no timing`;
+
+export function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      only: { type: 'string' },
+      subscribers: { type: 'string' },
+      'sdk-subscribers': { type: 'string' },
+      'fanout-tasks': { type: 'string' },
+      'retained-sizes': { type: 'string' },
+      'no-profile': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const smoke = values.smoke ?? false;
+  const num = (v: string | undefined, fallback: number, name: string): number => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} ${v}: expected a positive number`);
+    return n;
+  };
+  const scenarios = new Set(
+    (values.only ?? SCENARIOS.join(',')).split(',').map((s) => {
+      if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`--only ${s}: not a scenario`);
+      return s as Scenario;
+    }),
+  );
+  const subscribers = num(values.subscribers, smoke ? 200 : 10_000, 'subscribers');
+  return {
+    smoke,
+    rounds: num(values.rounds, smoke ? 1 : 3, 'rounds'),
+    durationS: num(values.duration, smoke ? 1 : 10, 'duration'),
+    warmupS: values.warmup === '0' ? 0 : num(values.warmup, smoke ? 0.2 : 2, 'warmup'),
+    connections: 32,
+    scenarios,
+    pollTasks: smoke ? 50 : 1000,
+    subscribers,
+    sdkSubscribers: num(values['sdk-subscribers'], subscribers, 'sdk-subscribers'),
+    fanoutTasks: num(values['fanout-tasks'], smoke ? 10 : 100, 'fanout-tasks'),
+    retainedSizes: (values['retained-sizes'] ?? (smoke ? '100,2000' : '1000,1000000'))
+      .split(',')
+      .map((s) => num(s, 0, 'retained-sizes')),
+    templateTasks: 10,
+    profile: !values['no-profile'],
+    out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),
+    argv,
+  };
+}

@@ -1,0 +1,176 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ProfileSummary } from './profile.js';
+import { type LoadSummary, type Results, summarise, summariseFanout } from './results.js';
+import { SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
+import { evaluateTargets } from './targets.js';
+
+/** Markdown tables for the terminal and docs/BENCHMARKS.md. */
+
+export function table(headers: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en') : '-');
+const ms = (n: number) =>
+  !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en');
+const x = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || !(b > 0) ? '-' : `${(a / b).toFixed(2)}×`;
+const cpu = (n: number) => n.toFixed(2);
+
+/** create and poll: medians, and ratios to the floor and to both SDK stores. */
+export function loadTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const scenario of ['create', 'poll'] as const) {
+    const s = Object.fromEntries(SERVER_KINDS.map((k) => [k, summarise(r[scenario][k])])) as Record<
+      ServerKind,
+      LoadSummary | undefined
+    >;
+    for (const k of SERVER_KINDS) {
+      const m = s[k];
+      if (!m) continue;
+      rows.push([
+        scenario,
+        SERVER_LABELS[k],
+        int(m.rps),
+        ms(m.p50Ms),
+        ms(m.p99Ms),
+        x(m.rps, s.floor?.rps),
+        x(m.rps, s['sdk-memory']?.rps),
+        x(m.rps, s['sdk-sqlite']?.rps),
+        cpu(m.serverCpu),
+        int(m.serverRssMbMax),
+        String(m.failures),
+      ]);
+    }
+  }
+  return table(
+    [
+      'scenario',
+      'server',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      '× (a) floor',
+      '× (b) in-memory',
+      '× (b) SQLite',
+      'server CPU',
+      'server RSS MB',
+      'failed',
+    ],
+    rows,
+  );
+}
+
+export function fanoutTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const k of SERVER_KINDS) {
+    const f = summariseFanout(r.fanout[k]);
+    if (!f) continue;
+    rows.push([
+      SERVER_LABELS[k],
+      `${int(f.opened)} of ${int(f.subscribers)}`,
+      int(f.received),
+      ms(f.allReceivedMs),
+      ms(f.p50Ms),
+      ms(f.p99Ms),
+      f.rssGrowthMb.toFixed(1),
+      (f.bytesPerSubscriber / 1024).toFixed(1),
+      f.subscribeS.toFixed(1),
+      f.clientEluMax.toFixed(2),
+    ]);
+  }
+  return table(
+    [
+      'server',
+      'streams open',
+      'got the transition',
+      'all received after ms',
+      'p50 ms',
+      'p99 ms',
+      'RSS growth MB',
+      'KB per subscriber',
+      'open all s',
+      'client ELU',
+    ],
+    rows,
+  );
+}
+
+export function retainedTable(r: Results): string {
+  const rows = r.retained.map((row) => {
+    const base = r.retained.filter((o) => o.kind === row.kind).sort((a, b) => a.size - b.size)[0];
+    const store = r.stores.find((s) => s.kind === row.kind && s.size === row.size);
+    const poll = summarise(row.poll);
+    const create = summarise(row.create);
+    return [
+      SERVER_LABELS[row.kind],
+      int(row.size),
+      int(poll?.rps ?? Number.NaN),
+      ms(poll?.p99Ms ?? Number.NaN),
+      x(poll?.rps, summarise(base?.poll)?.rps),
+      int(create?.rps ?? Number.NaN),
+      ms(create?.p99Ms ?? Number.NaN),
+      x(create?.rps, summarise(base?.create)?.rps),
+      int(store?.bytesPerTask ?? Number.NaN),
+      String((poll?.failures ?? 0) + (create?.failures ?? 0)),
+    ];
+  });
+  return table(
+    [
+      'server',
+      'stored tasks',
+      'poll req/s',
+      'poll p99 ms',
+      'poll × smallest',
+      'create req/s',
+      'create p99 ms',
+      'create × smallest',
+      'bytes/task on disk',
+      'failed',
+    ],
+    rows,
+  );
+}
+
+export function profileSection(p: ProfileSummary): string {
+  const rows = (list: ProfileSummary['functions']) =>
+    list.map((f) => [`\`${f.name}\``, int(f.selfMs), `${(f.share * 100).toFixed(1)}%`]);
+  return [
+    `### ${p.label}`,
+    '',
+    `${int(p.load.rps)} req/s, p99 ${ms(p.load.p99Ms)} ms, server CPU ${cpu(p.load.serverCpu)}; ${int(p.totalMs)} ms of samples in the load window.`,
+    '',
+    table(['function (self time)', 'ms', 'share'], rows(p.functions.slice(0, 10))),
+    '',
+    table(['where (self time)', 'ms', 'share'], rows(p.packages)),
+  ].join('\n');
+}
+
+export function targetsTable(r: Results): string {
+  return table(
+    ['target', 'measured (medians)', 'result'],
+    evaluateTargets(r).map((t) => [
+      t.target,
+      t.measured,
+      t.verdict === 'NOT MET' ? '**NOT MET**' : t.verdict,
+    ]),
+  );
+}
+
+const KEEP_START = '<!-- analysis:start -->';
+const KEEP_END = '<!-- analysis:end -->';
+
+/** Writes the report; the hand-written analysis between the markers of an existing file is kept. */
+export function writeReport(path: string, generated: string): void {
+  let kept = `${KEEP_START}\n## Analysis\n\n(Write what the profiles show here; this section survives regeneration.)\n${KEEP_END}`;
+  if (existsSync(path)) {
+    const old = readFileSync(path, 'utf8');
+    const a = old.indexOf(KEEP_START);
+    const b = old.indexOf(KEEP_END);
+    if (a >= 0 && b > a) kept = old.slice(a, b + KEEP_END.length);
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${generated.trimEnd()}\n\n${kept}\n`);
+}

@@ -1,0 +1,96 @@
+import type { LoadResult } from './load.js';
+import type { Machine } from './machine.js';
+import type { Options } from './options.js';
+import type { ProfileSummary } from './profile.js';
+import type { FanoutResult } from './scenarios/fanout.js';
+import type { SeededStore } from './scenarios/retained.js';
+import type { StoreKind } from './seed/templates.js';
+import type { ServerKind } from './servers/launch.js';
+import { median } from './stats.js';
+
+/** Everything one run measured, round by round. */
+export interface Results {
+  options: Options;
+  machine: Machine;
+  elapsedS: number;
+  create: Partial<Record<ServerKind, LoadResult[]>>;
+  poll: Partial<Record<ServerKind, LoadResult[]>>;
+  fanout: Partial<Record<ServerKind, FanoutResult[]>>;
+  stores: Omit<SeededStore, 'pollIds' | 'path'>[];
+  retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
+  profiles: ProfileSummary[];
+}
+
+export const emptyResults = (options: Options, machine: Machine): Results => ({
+  options,
+  machine,
+  elapsedS: 0,
+  create: {},
+  poll: {},
+  fanout: {},
+  stores: [],
+  retained: [],
+  profiles: [],
+});
+
+/** The medians over rounds of one scenario on one server. */
+export interface LoadSummary {
+  rounds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  serverCpu: number;
+  clientCpu: number;
+  otherCpuMax: number;
+  serverRssMbMax: number;
+  failures: number;
+}
+
+export function summarise(rounds: readonly LoadResult[] | undefined): LoadSummary | undefined {
+  if (!rounds?.length) return undefined;
+  const m = (f: (r: LoadResult) => number) => median(rounds.map(f));
+  return {
+    rounds: rounds.length,
+    rps: m((r) => r.rps),
+    p50Ms: m((r) => r.p50Ms),
+    p99Ms: m((r) => r.p99Ms),
+    serverCpu: m((r) => r.serverCpu),
+    clientCpu: m((r) => r.clientCpu),
+    otherCpuMax: Math.max(...rounds.map((r) => r.otherCpu)),
+    serverRssMbMax: Math.max(...rounds.map((r) => r.serverRssMb)),
+    failures: rounds.reduce((n, r) => n + r.failures, 0),
+  };
+}
+
+export interface FanoutSummary {
+  subscribers: number;
+  opened: number;
+  received: number;
+  allReceivedMs: number;
+  p50Ms: number;
+  p99Ms: number;
+  rssGrowthMb: number;
+  bytesPerSubscriber: number;
+  subscribeS: number;
+  clientEluMax: number;
+  errors: string[];
+}
+
+export function summariseFanout(rounds: readonly FanoutResult[] | undefined): FanoutSummary | undefined {
+  if (!rounds?.length) return undefined;
+  const m = (f: (r: FanoutResult) => number) => median(rounds.map(f));
+  return {
+    subscribers: Math.max(...rounds.map((r) => r.subscribers)),
+    opened: Math.min(...rounds.map((r) => r.opened)),
+    received: Math.min(...rounds.map((r) => r.received)),
+    // a round where not every stream got the transition counts as never (NaN, dropped by median)
+    allReceivedMs: rounds.some((r) => Number.isNaN(r.allReceivedMs)) ? Number.NaN : m((r) => r.allReceivedMs),
+    p50Ms: m((r) => r.p50Ms),
+    p99Ms: m((r) => r.p99Ms),
+    rssGrowthMb: m((r) => r.rssGrowthMb),
+    bytesPerSubscriber: m((r) => r.bytesPerSubscriber),
+    subscribeS: m((r) => r.subscribeS),
+    clientEluMax: Math.max(...rounds.map((r) => r.clientElu)),
+    errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
+  };
+}

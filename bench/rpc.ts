@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+
+/** JSON-RPC v1.0 requests the scenarios send, and a small client for setup calls. */
+
+export const RPC_HEADERS = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' } as const;
+
+/** A long job: the `sleep` skill for an hour (the SDK reference ignores the skill and keeps it working). */
+export const LONG_JOB = { data: { skill: 'sleep', input: { seconds: 3600 } } };
+/** A job that finishes at once (taskhandle), for tasks that are done when they are retained. */
+export const INSTANT_JOB = { data: { skill: 'sleep', input: { seconds: 0 } } };
+
+let nextId = 0;
+const rpc = (method: string, params: unknown): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params });
+
+/** A non-blocking SendMessage; every call gets a new messageId (else the server deduplicates). */
+export function sendBody(part: object = LONG_JOB, prefix = randomUUID()): () => string {
+  let n = 0;
+  return () =>
+    rpc('SendMessage', {
+      message: { messageId: `${prefix}-${++n}`, role: 'ROLE_USER', parts: [part] },
+      configuration: { returnImmediately: true },
+    });
+}
+
+export const getBody = (id: string): string => rpc('GetTask', { id, historyLength: 0 });
+export const cancelBody = (id: string): string => rpc('CancelTask', { id });
+export const subscribeBody = (id: string): string => rpc('SubscribeToTask', { id });
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+// biome-ignore lint/suspicious/noExplicitAny: replies are read loosely, checked where used
+export type RpcReply = { result?: any; error?: { code: number; message: string } };
+
+/** One JSON-RPC call; rejects on an HTTP or JSON-RPC error. */
+export function call(url: string, body: string): Promise<RpcReply> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: RPC_HEADERS }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () => {
+        try {
+          const reply = JSON.parse(text) as RpcReply;
+          if (res.statusCode !== 200 || reply.error)
+            reject(new Error(`${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(reply);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Creates `count` tasks, `concurrency` requests at a time; returns their ids in creation order. */
+export async function createTasks(
+  url: string,
+  count: number,
+  part: object = LONG_JOB,
+  concurrency = 32,
+): Promise<string[]> {
+  const body = sendBody(part);
+  const ids: string[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const reply = await call(url, body());
+      const id = reply.result?.task?.id;
+      if (typeof id !== 'string') throw new Error(`SendMessage returned no task: ${JSON.stringify(reply)}`);
+      ids[i] = id;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return ids;
+}
+
+/** Polls GetTask until every task is in a terminal state (or `timeoutMs` passes). */
+export async function waitUntilDone(url: string, ids: readonly string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const id of ids) {
+    for (;;) {
+      const state = (await call(url, getBody(id))).result?.status?.state as string | undefined;
+      if (state && /COMPLETED|CANCELED|FAILED|REJECTED/.test(state)) break;
+      if (Date.now() > deadline) throw new Error(`task ${id} still ${state} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
