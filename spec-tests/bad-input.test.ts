@@ -95,6 +95,18 @@ describe('bad input', () => {
     });
   }
 
+  it('a method of the other protocol version is unknown: the A2A-Version header picks the version', async () => {
+    const v1Method = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }),
+    );
+    expect(v1Method.body.error.code).toBe(-32601);
+    const v03Method = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: before.id } }),
+      { 'A2A-Version': '1.0' },
+    );
+    expect(v03Method.body.error.code).toBe(-32601);
+  });
+
   it('an unsupported A2A-Version -> -32009 (JSON-RPC) and 400 VERSION_NOT_SUPPORTED (REST)', async () => {
     const r = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }),

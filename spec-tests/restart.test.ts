@@ -141,12 +141,16 @@ describe('restart safety', () => {
     const first = await start(dbPath, { SHUTDOWN_TIMEOUT_MS: String(shutdownMs) });
     const task = await startTask(first, skillMessage('sleep', { seconds: 30 }));
     await first.waitForState(task.id, 'TASK_STATE_WORKING');
+    // An open stream does not hold the shutdown: the server ends it (the client resumes elsewhere).
+    const watcher = await rpcStream(first, 'SubscribeToTask', { id: task.id }, V1);
+    expect((await watcher.next())?.data.result.task.id).toBe(task.id);
     // A hang guard, not a performance check: the deadline, the abort grace and a wide margin.
     const code = await Promise.race([
       first.stop(),
       new Promise((r) => setTimeout(r, shutdownMs + 2000 + 8000, 'still running')),
     ]);
     expect(code).toBe(0);
+    await watcher.rest().catch(() => []);
 
     const second = await start(dbPath);
     const resumed = await eventually(async () => {

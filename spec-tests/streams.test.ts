@@ -135,6 +135,18 @@ describe('SSE streams', () => {
     expect(await tail.rest()).toEqual([]);
   });
 
+  it('a streaming call that fails before it starts answers one SSE error event', async () => {
+    const stream = await rpcStream(
+      agent,
+      'SendStreamingMessage',
+      { message: skillMessage('teleport', {}) },
+      { ...V1, id: 'e1' },
+    );
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = await stream.rest();
+    expect(events.map((e) => [e.data.id, e.data.error?.code])).toEqual([['e1', -32602]]);
+  });
+
   it('SubscribeToTask on an unknown task answers TaskNotFound', async () => {
     const stream = await rpcStream(agent, 'SubscribeToTask', { id: 'no-such-task' }, V1);
     const events = await stream.rest();

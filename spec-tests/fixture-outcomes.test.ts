@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getTask, rpcStream, send, V1 } from './a2a.js';
+import { type Agent, launch, tempDbPath, userMessage } from './harness.js';
+
+/**
+ * What the built-in skills never do (ask for input, answer with a message, reject), seen through the
+ * conformance fixture (`serve --conformance`), which picks its behaviour by the messageId's prefix.
+ */
+const fixtureMessage = (prefix: string, text = 'go') =>
+  userMessage(text, { messageId: `${prefix}-${crypto.randomUUID()}` });
+
+const texts = (task: { history?: { parts: { text?: string }[] }[] }) =>
+  (task.history ?? []).map((m) => m.parts.map((p) => p.text ?? '').join(''));
+
+describe('input-required, direct replies and rejections (conformance fixture)', () => {
+  let agent: Agent;
+  const dbPath = tempDbPath();
+  beforeAll(async () => {
+    agent = await launch({ conformance: true, dbPath, env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('requestInput parks the task in input-required; the answer runs it to completion', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(task.status.message.parts).toEqual([{ text: 'Please provide more input' }]);
+    const { body } = await agent.rpc('ListTasks', { status: 'TASK_STATE_INPUT_REQUIRED' }, V1);
+    expect(body.result.tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
+
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const answered = await send(agent, userMessage('here you are', { taskId: task.id }));
+    expect(answered.task.id).toBe(task.id);
+    expect(answered.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(answered.task.status.message.parts).toEqual([{ text: 'Received: here you are' }]);
+    expect(texts(answered.task)).toEqual(['go', 'Please provide more input', 'here you are']);
+
+    const events = (await stream.rest()).map((e) => e.data.result);
+    expect(events[0].task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(events.slice(1).map((e) => e.statusUpdate?.status.state)).toEqual([
+      'TASK_STATE_SUBMITTED',
+      'TASK_STATE_WORKING',
+      'TASK_STATE_COMPLETED',
+    ]);
+  });
+
+  it('an input-required task can be canceled', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    const { body } = await agent.rpc('CancelTask', { id: task.id }, V1);
+    expect(body.result.status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('an input-required task waits through a kill -9 and takes its answer afterwards', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    await agent.kill9();
+    agent = await launch({ conformance: true, dbPath, env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' } });
+    expect((await getTask(agent, task.id)).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const answered = await send(agent, userMessage('after the crash', { taskId: task.id }));
+    expect(answered.task.status.message.parts).toEqual([{ text: 'Received: after the crash' }]);
+  });
+
+  it('a direct reply is a Message, and no task is made', async () => {
+    const before = (await agent.rpc('ListTasks', {}, V1)).body.result.totalSize;
+    const v1 = await send(agent, fixtureMessage('tck-message-response'));
+    expect(v1.task).toBeUndefined();
+    expect(v1.message).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'Direct message response' }] });
+    const v03 = await agent.rpc('message/send', {
+      message: {
+        kind: 'message',
+        messageId: `tck-message-response-${crypto.randomUUID()}`,
+        role: 'user',
+        parts: [{ kind: 'text', text: 'x' }],
+      },
+    });
+    expect(v03.body.result).toMatchObject({
+      kind: 'message',
+      role: 'agent',
+      parts: [{ kind: 'text', text: 'Direct message response' }],
+    });
+    expect((await agent.rpc('ListTasks', {}, V1)).body.result.totalSize).toBe(before);
+  });
+
+  it('a rejected task ends rejected with its message', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-reject-task'));
+    expect(task.status.state).toBe('TASK_STATE_REJECTED');
+    expect(task.status.message.parts).toEqual([{ text: 'rejected' }]);
+    const { body } = await agent.rpc('CancelTask', { id: task.id }, V1);
+    expect(body.error.code).toBe(-32002);
+  });
+
+  it('a chunked artifact streams as appends, the last one marked', async () => {
+    const stream = await rpcStream(
+      agent,
+      'SendStreamingMessage',
+      { message: fixtureMessage('tck-stream-artifact-chunked') },
+      V1,
+    );
+    const events = (await stream.rest()).map((e) => e.data.result);
+    const chunks = events.filter((e) => e.artifactUpdate).map((e) => e.artifactUpdate);
+    const fromSnapshot = events[0].task.artifacts?.[0]?.parts ?? [];
+    expect([...fromSnapshot, ...chunks.flatMap((c) => c.artifact.parts)]).toEqual([
+      { text: 'chunk-1 ' },
+      { text: 'chunk-2' },
+    ]);
+    expect(chunks.at(-1)).toMatchObject({ append: true, lastChunk: true });
+    expect(events.at(-1).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    const stored = await getTask(agent, events[0].task.id);
+    expect(stored.artifacts[0].parts).toEqual([{ text: 'chunk-1 ' }, { text: 'chunk-2' }]);
+  });
+});
