@@ -82,6 +82,25 @@ describe('JSON-RPC v1.0: ListTasks', () => {
     expect(canceled.tasks.map((t: { id: string }) => t.id)).toEqual([running.id]);
   });
 
+  it('filters by statusTimestampAfter, including a task updated at exactly that time', async () => {
+    const ids = [...completed].reverse();
+    const page = await list({ contextId });
+    const stamps = page.tasks.map((t: { status: { timestamp: string } }) => t.status.timestamp);
+    // "Only tasks with a status timestamp time greater than or equal to this value" (a2a.proto).
+    const expected = ids.filter((_, i) => stamps[i] >= stamps[2]);
+    expect(expected.length).toBeGreaterThanOrEqual(3);
+    const since = await list({ contextId, statusTimestampAfter: stamps[2] });
+    expect(since.tasks.map((t: { id: string }) => t.id)).toEqual(expected);
+    expect(since.totalSize).toBe(expected.length);
+    const later = await list({
+      contextId,
+      statusTimestampAfter: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(later.tasks).toEqual([]);
+    const { body } = await agent.rpc('ListTasks', { statusTimestampAfter: 'yesterday' }, V1);
+    expect(body.error.code).toBe(-32602);
+  });
+
   it('honours historyLength', async () => {
     const page = await list({ contextId, pageSize: 1, historyLength: 0 });
     expect(page.tasks[0].history ?? []).toEqual([]);

@@ -124,9 +124,10 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
     let statusAfter: number | undefined;
     if (params.statusTimestampAfter) {
-      statusAfter = Date.parse(params.statusTimestampAfter);
-      if (Number.isNaN(statusAfter))
-        throw new RequestMalformedError('statusTimestampAfter is not a timestamp');
+      const at = Date.parse(params.statusTimestampAfter);
+      if (Number.isNaN(at)) throw new RequestMalformedError('statusTimestampAfter is not a timestamp');
+      // The spec keeps tasks updated at or after the time; the store's filter is strictly after (ms).
+      statusAfter = at - 1;
     }
     const state = params.status ? fromSdkState(params.status) : undefined;
     if (params.status && !state) throw new RequestMalformedError('status is not a task state');
