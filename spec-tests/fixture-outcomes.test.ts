@@ -45,6 +45,14 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     ]);
   });
 
+  // Design question, not decided here: spec 11.7 (v1.0.1) says a stream closes when the task reaches
+  // "a terminal or interrupted state", and the SDK's own server ends SendStreamingMessage at
+  // INPUT_REQUIRED (v0.3 peers expect final: true there); but spec 3.1.2 / 3.1.6 name only terminal
+  // states, and engine.stream (with issue 2, point 7) closes only at a terminal state. Today a stream
+  // stays open through input-required until the task ends, and v0.3 streams send final: false there,
+  // so an SDK client looping over sendMessageStream never gets to answer.
+  it.todo('SendStreamingMessage closes its stream at input-required (spec 11.7; v0.3 final: true)');
+
   it('an input-required task can be canceled', async () => {
     const { task } = await send(agent, fixtureMessage('tck-input-required'));
     const { body } = await agent.rpc('CancelTask', { id: task.id }, V1);

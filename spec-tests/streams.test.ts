@@ -202,6 +202,32 @@ describe('SSE streams', () => {
     expect(replayed.at(-1)?.data.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
   });
 
+  it('many concurrent streams each carry their whole task, in order', async () => {
+    const streams = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        rpcStream(
+          agent,
+          'SendStreamingMessage',
+          { message: skillMessage('export', { rows: 6, chunkRows: 2, delayMs: 20 }) },
+          V1,
+        ),
+      ),
+    );
+    const all = await Promise.all(streams.map((s) => s.rest(30_000)));
+    expect(new Set(all.map((events) => result(events[0]).task.id)).size).toBe(20);
+    for (const events of all) {
+      expect(strictlyIncreasing(ids(events))).toBe(true);
+      const taskId = result(events[0]).task.id;
+      const updates = events.slice(1).map(result);
+      expect(updates.every((u) => (u.statusUpdate ?? u.artifactUpdate).taskId === taskId)).toBe(true);
+      expect(updates.at(-1).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+      const chunks =
+        updates.filter((u) => u.artifactUpdate).length +
+        (result(events[0]).task.artifacts?.[0]?.parts.length ?? 0);
+      expect(chunks).toBe(3);
+    }
+  });
+
   it('a client that goes away leaves the task running; the server keeps serving', async () => {
     const message = slowExport(5);
     const stream = await rpcStream(agent, 'SendStreamingMessage', { message }, V1);
