@@ -107,6 +107,38 @@ describe('bad input', () => {
     expect(v03Method.body.error.code).toBe(-32601);
   });
 
+  it('push notifications and the extended card are refused with their own errors (card: not offered)', async () => {
+    const calls: [string, unknown, '1.0' | '0.3', number][] = [
+      [
+        'CreateTaskPushNotificationConfig',
+        { taskId: before.id, url: 'https://example.com/hook' },
+        '1.0',
+        -32003,
+      ],
+      ['ListTaskPushNotificationConfigs', { taskId: before.id }, '1.0', -32003],
+      ['GetExtendedAgentCard', {}, '1.0', -32007],
+      [
+        'tasks/pushNotificationConfig/set',
+        { taskId: before.id, pushNotificationConfig: { url: 'https://example.com/hook' } },
+        '0.3',
+        -32003,
+      ],
+      ['agent/getAuthenticatedExtendedCard', {}, '0.3', -32007],
+    ];
+    for (const [method, params, version, code] of calls) {
+      const { body } = await agent.rpc(method, params, { version });
+      expect(body.error?.code, method).toBe(code);
+    }
+    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}/pushNotificationConfigs`, {
+      method: 'POST',
+      headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: 'https://example.com/hook' }),
+    });
+    expect(rest.status).toBe(400);
+    const reply = (await rest.json()) as { error: { details: { reason: string }[] } };
+    expect(reply.error.details[0]?.reason).toBe('PUSH_NOTIFICATION_NOT_SUPPORTED');
+  });
+
   it('an unsupported A2A-Version -> -32009 (JSON-RPC) and 400 VERSION_NOT_SUPPORTED (REST)', async () => {
     const r = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }),
