@@ -139,6 +139,16 @@ describe('bad input', () => {
     expect(reply.error.details[0]?.reason).toBe('PUSH_NOTIFICATION_NOT_SUPPORTED');
   });
 
+  it('A2A-Version may come as a request parameter instead of a header (spec 3.6.1)', async () => {
+    const getTask = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } });
+    const v1 = await post(getTask, {}, '/?A2A-Version=1.0');
+    expect(v1.body.result?.id).toBe(before.id);
+    const unsupported = await post(getTask, {}, '/?A2A-Version=2.0');
+    expect(unsupported.body.error.code).toBe(-32009);
+    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}?A2A-Version=2.0`);
+    expect(rest.status).toBe(400);
+  });
+
   it('an unsupported A2A-Version -> -32009 (JSON-RPC) and 400 VERSION_NOT_SUPPORTED (REST)', async () => {
     const r = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: before.id } }),
