@@ -155,6 +155,16 @@ describe('JSON-RPC v0.3 (no A2A-Version header)', () => {
     expect(events[0]?.data.error.code).toBe(-32001);
   });
 
+  it('A2A-Version: 0.3 is the same as no header', async () => {
+    const message = legacyMessage([skillPart('export', { rows: 1 })]);
+    const { body } = await agent.rpc(
+      'message/send',
+      { message, configuration: { blocking: true } },
+      { headers: { 'A2A-Version': '0.3' } },
+    );
+    expect(body.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
+  });
+
   it('an unknown v0.3 method gives -32601', async () => {
     expect((await call('tasks/teleport', { id: 'x' })).error.code).toBe(-32601);
   });

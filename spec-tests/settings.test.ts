@@ -73,6 +73,21 @@ describe('health and the agent card', () => {
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
+  it('logs structured JSON lines (pino)', async () => {
+    await fetch(`${agent.url}/healthz`);
+    expect(agent.logs.length).toBeGreaterThan(0);
+    for (const line of agent.logs) {
+      expect(line).not.toHaveProperty('raw');
+      expect(typeof line.level).toBe('number');
+      expect(typeof line.time).toBe('number');
+      expect(typeof line.msg).toBe('string');
+    }
+    expect(agent.logs.find((l) => l.msg === 'taskhandle listening')).toMatchObject({
+      url: agent.url,
+      skills: ['export', 'sleep'],
+    });
+  });
+
   it('serves a v1.0 card that v0.3 clients can read too', async () => {
     const res = await fetch(`${agent.url}/.well-known/agent-card.json`);
     expect(res.status).toBe(200);
