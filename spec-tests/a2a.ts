@@ -5,12 +5,6 @@ import { openSse, type SseStream } from './sse.js';
 export const HANDLE = 'https://taskhandle.dev/extensions/task-handle/v1';
 
 export const V1 = { version: '1.0' } as const;
-export const TERMINAL_V1 = [
-  'TASK_STATE_COMPLETED',
-  'TASK_STATE_FAILED',
-  'TASK_STATE_CANCELED',
-  'TASK_STATE_REJECTED',
-];
 
 /** A v1.0 user message that picks a skill with a `{"skill", "input"}` data part. */
 export function skillMessage(

@@ -100,7 +100,7 @@ export async function openSse(url: string, init: RequestInit = {}): Promise<SseS
   return stream;
 }
 
-/** Waits until `predicate` holds for the comments received, polling the stream's buffer. */
+/** Waits until the stream has received at least `count` comments (keep-alives). */
 export async function waitForComments(s: SseStream, count: number, timeoutMs = 10_000): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   while (s.comments.length < count) {
