@@ -148,6 +148,21 @@ describe('JSON-RPC v0.3 (no A2A-Version header)', () => {
     });
   });
 
+  it('v0.3 streams carry event ids too, and resume with Last-Event-ID', async () => {
+    const message = legacyMessage([skillPart('export', { rows: 4, chunkRows: 1, delayMs: 150 })]);
+    const first = await rpcStream(agent, 'message/stream', { message });
+    const seen = [await first.next(), await first.next()];
+    first.close();
+    const taskId = seen[0]?.data.result.id;
+    const lastId = seen[1]?.id as string;
+    expect(Number(lastId)).toBeGreaterThan(Number(seen[0]?.id));
+    const resumed = await rpcStream(agent, 'tasks/resubscribe', { id: taskId }, { lastEventId: lastId });
+    const rest = await resumed.rest();
+    expect(Number(rest[0]?.id)).toBe(Number(lastId) + 1);
+    expect(rest.some((e) => e.data.result.kind === 'task')).toBe(false);
+    expect(rest.at(-1)?.data.result).toMatchObject({ kind: 'status-update', final: true, taskId });
+  });
+
   it('tasks/resubscribe on an unknown task answers an error', async () => {
     const stream = await rpcStream(agent, 'tasks/resubscribe', { id: 'no-such-task' });
     const events = await stream.rest();
