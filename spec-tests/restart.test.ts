@@ -162,6 +162,11 @@ describe('restart safety', () => {
     expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
   });
 
+  // Seen: at SIGTERM a blocking SendMessage still waiting for its task is cut off (the socket is
+  // destroyed by closeAllConnections) instead of being answered with the task as it stands, which is
+  // what a blocking send does at its time bound. Needs a server-wide shutdown signal for the waits.
+  it.todo('SIGTERM answers a waiting blocking send with the task as it stands, then exits');
+
   it('SIGTERM lets a job that finishes within the deadline complete before exiting', async () => {
     const dbPath = tempDbPath();
     const first = await start(dbPath, { SHUTDOWN_TIMEOUT_MS: '10000' });
