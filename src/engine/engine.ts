@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { ListPage, TaskStore, WriteResult } from '../store/port.js';
+import type { GuardedWrite, ListPage, MessageKey, TaskStore, WriteResult } from '../store/port.js';
 import { EngineError } from './errors.js';
-import type { EventHub, LoggedEvent } from './events.js';
+import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import type { SkillRegistry } from './registry.js';
 import {
   isInterrupted,
@@ -155,24 +155,18 @@ export class Engine {
       // An answer to an interrupted task queues it to run again; a message to an active task is
       // recorded in its history and never starts a second execution.
       const requeue = isInterrupted(record.state);
-      const result = await this.#store.write(
+      const result = await this.#commit(
         {
           taskId,
           from: [record.state],
           to: requeue ? 'submitted' : undefined,
-          events: [
-            { kind: 'message', message: { ...message, taskId, contextId: record.contextId } },
-            ...(requeue ? [{ kind: 'status' as const, state: 'submitted' as const }] : []),
-          ],
+          events: [{ kind: 'message', message: { ...message, taskId, contextId: record.contextId } }],
           at: this.now(),
         },
         { owner, messageId: message.messageId },
       );
       if (!result) continue; // the task moved on meanwhile: look again
-      if (!result.duplicate) {
-        this.#publish(result);
-        if (requeue) this.#queued();
-      }
+      if (requeue && !result.duplicate) this.#queued();
       return { kind: 'task', view: await this.#view(taskId), created: false };
     }
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
@@ -223,7 +217,7 @@ export class Engine {
           from: [record.state],
           to: 'canceled',
           statusMessage: message,
-          events: [{ kind: 'status', state: 'canceled', message }],
+          events: [],
           at: this.now(),
         });
         if (result) return this.#view(id);
@@ -240,7 +234,7 @@ export class Engine {
           to: 'canceled',
           statusMessage: message,
           releaseLease: true,
-          events: [{ kind: 'status', state: 'canceled', message }],
+          events: [],
           at: this.now(),
         });
       }
@@ -315,10 +309,11 @@ export class Engine {
   }
 
   /**
-   * A guarded write plus publication of its events to live subscribers. The runner writes through
-   * here too, so there is one path from a state change to the streams that show it.
+   * A guarded write plus publication of its events to live subscribers. A write that changes the
+   * state (`to`) gets its status event here, after the write's own events, so no transition can be
+   * logged without one. The runner writes through here too: one path from a change to its streams.
    */
-  async commit(write: Parameters<TaskStore['write']>[0]): Promise<WriteResult | undefined> {
+  async commit(write: GuardedWrite): Promise<WriteResult | undefined> {
     return this.#commit(write);
   }
 
@@ -327,9 +322,12 @@ export class Engine {
     this.#publish(result);
   }
 
-  async #commit(write: Parameters<TaskStore['write']>[0]): Promise<WriteResult | undefined> {
-    const result = await this.#store.write(write);
-    if (result) this.#publish(result);
+  async #commit(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
+    const events: TaskEvent[] = write.to
+      ? [...write.events, { kind: 'status', state: write.to, message: write.statusMessage }]
+      : write.events;
+    const result = await this.#store.write({ ...write, events }, dedupe);
+    if (result && !result.duplicate) this.#publish(result);
     return result;
   }
 

@@ -115,7 +115,7 @@ export class Runner {
         statusMessage: message,
         leaseToken,
         releaseLease: true,
-        events: [{ kind: 'status', state: to, message }],
+        events: [],
         at: engine.now(),
       });
     const text = (t: string) => agentText(record.id, record.contextId, t);
@@ -139,7 +139,7 @@ export class Runner {
         to: 'working',
         statusMessage: resumed,
         leaseToken,
-        events: [{ kind: 'status', state: 'working', message: resumed }],
+        events: [],
         at: engine.now(),
       });
       if (!ok) return;

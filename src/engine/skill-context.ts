@@ -90,11 +90,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
 
   async say(text: string): Promise<void> {
     const message = agentText(this.taskId, this.contextId, text);
-    await this.#write({
-      to: 'working',
-      statusMessage: message,
-      events: [{ kind: 'status', state: 'working', message }],
-    });
+    await this.#write({ to: 'working', statusMessage: message, events: [] });
   }
 
   async setPollInterval(ms: number): Promise<void> {

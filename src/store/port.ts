@@ -1,6 +1,12 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
 import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
 
+/** A caller's message, as duplicate detection knows it. */
+export interface MessageKey {
+  owner: string;
+  messageId: string;
+}
+
 /** A task to insert, with the events that announce it. */
 export interface NewTask {
   id: string;
@@ -86,7 +92,7 @@ export interface TaskStore {
   /** The task that (owner, messageId) created or was answered with, if any. */
   findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined>;
   /** Records that (owner, messageId) was delivered to an existing task, with the write it caused. */
-  write(write: GuardedWrite, dedupe?: { owner: string; messageId: string }): Promise<WriteResult | undefined>;
+  write(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined>;
   getTask(id: string, now: number): Promise<TaskRecord | undefined>;
   /** The record plus the entries of its log that make up its view (all but `progress`), oldest first. */
   getTaskWithLog(id: string, now: number): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;

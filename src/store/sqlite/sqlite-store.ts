@@ -11,6 +11,7 @@ import type {
   LeaseStatus,
   ListFilter,
   ListPage,
+  MessageKey,
   NewTask,
   TaskStore,
   WriteResult,
@@ -74,10 +75,7 @@ export class SqliteStore implements TaskStore {
     return row && toRecord(row);
   }
 
-  async write(
-    w: GuardedWrite,
-    dedupe?: { owner: string; messageId: string },
-  ): Promise<WriteResult | undefined> {
+  async write(w: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
     return this.#db.transaction((): WriteResult | undefined => {
       if (dedupe) {
         const existing = this.#q.findByMessageId.get(dedupe.owner, dedupe.messageId) as TaskRow | undefined;
