@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTask, rpcStream, send, V1 } from './a2a.js';
 import { type Agent, launch, tempDbPath, userMessage } from './harness.js';
+import { openSse } from './sse.js';
 
 /**
  * What the built-in skills never do (ask for input, answer with a message, reject), seen through the
@@ -45,13 +46,68 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     ]);
   });
 
-  // Design question, not decided here: spec 11.7 (v1.0.1) says a stream closes when the task reaches
-  // "a terminal or interrupted state", and the SDK's own server ends SendStreamingMessage at
-  // INPUT_REQUIRED (v0.3 peers expect final: true there); but spec 3.1.2 / 3.1.6 name only terminal
-  // states, and engine.stream (with issue 2, point 7) closes only at a terminal state. Today a stream
-  // stays open through input-required until the task ends, and v0.3 streams send final: false there,
-  // so an SDK client looping over sendMessageStream never gets to answer.
-  it.todo('SendStreamingMessage closes its stream at input-required (spec 11.7; v0.3 final: true)');
+  // Spec 11.7: a stream closes when the task reaches a terminal or interrupted state, so that the
+  // caller can answer; the SDK's clients loop over the stream until it ends.
+  it('SendStreamingMessage closes its stream at input-required; the answer streams to the end', async () => {
+    const first = await rpcStream(
+      agent,
+      'SendStreamingMessage',
+      { message: fixtureMessage('tck-input-required') },
+      V1,
+    );
+    const asked = (await first.rest()).map((e) => e.data.result);
+    const taskId = asked[0].task.id;
+    expect(asked.at(-1).statusUpdate.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+
+    const second = await rpcStream(
+      agent,
+      'SendStreamingMessage',
+      { message: userMessage('my answer', { taskId }) },
+      V1,
+    );
+    const answered = (await second.rest()).map((e) => e.data.result);
+    expect(answered[0].task.id).toBe(taskId);
+    expect(answered.at(-1).statusUpdate.status).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      message: { parts: [{ text: 'Received: my answer' }] },
+    });
+  });
+
+  it('a v0.3 message/stream marks the input-required update final', async () => {
+    const stream = await rpcStream(agent, 'message/stream', {
+      message: {
+        kind: 'message',
+        messageId: `tck-input-required-${crypto.randomUUID()}`,
+        role: 'user',
+        parts: [{ kind: 'text', text: 'go' }],
+      },
+    });
+    const events = (await stream.rest()).map((e) => e.data.result);
+    expect(events.at(-1)).toMatchObject({
+      kind: 'status-update',
+      final: true,
+      status: { state: 'input-required' },
+    });
+  });
+
+  it('a v0.3 REST message:stream marks the input-required update final too', async () => {
+    const stream = await openSse(`${agent.url}/rest/v1/message:stream`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        message: {
+          messageId: `tck-input-required-${crypto.randomUUID()}`,
+          role: 'ROLE_USER',
+          content: [{ text: 'go' }],
+        },
+      }),
+    });
+    const events = await stream.rest();
+    expect(events.at(-1)?.data.statusUpdate).toMatchObject({
+      final: true,
+      status: { state: 'TASK_STATE_INPUT_REQUIRED' },
+    });
+  });
 
   it('an input-required task can be canceled', async () => {
     const { task } = await send(agent, fixtureMessage('tck-input-required'));

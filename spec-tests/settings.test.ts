@@ -56,6 +56,20 @@ describe('settings', () => {
     expect(stderr).toContain(`${name}=`);
     expect(stderr).toContain(value);
   });
+
+  it('a port already taken stops the start with a message naming HOST and PORT', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      const { code, stderr } = await serveExpectingExit({ HOST: '127.0.0.1', PORT: port });
+      expect(code).toBe(78);
+      expect(stderr).toContain(`PORT=${port}`);
+      expect(stderr).toContain('EADDRINUSE');
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
 });
 
 describe('health and the agent card', () => {

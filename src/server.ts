@@ -122,11 +122,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   server.keepAliveTimeout = 65_000;
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => {
-      server.off('error', reject);
-      resolve();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      store
+        .close()
+        .finally(() =>
+          reject(
+            new ConfigError(
+              `HOST=${config.HOST} PORT=${config.PORT}: cannot listen (${err.code ?? err.message})`,
+            ),
+          ),
+        );
     });
+    server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const url =

@@ -269,7 +269,10 @@ export class Engine {
 
   /**
    * The task's stream: its current state first, then each event of its log in order, ending after
-   * a terminal status. With `afterSeq`, replays what followed that event instead of the snapshot.
+   * a status that is terminal or interrupted (input-required, auth-required: the caller must act;
+   * spec 11.7). A snapshot ends the stream only when terminal, so a subscriber to a waiting task
+   * follows it through its answer. With `afterSeq`, replays what followed that event instead of the
+   * snapshot.
    */
   async *stream(owner: string, id: string, o: StreamOptions): AsyncGenerator<StreamItem> {
     const wait = waitForEvents(this.#hub, id, o.signal);
@@ -300,7 +303,7 @@ export class Engine {
         for (const entry of batch) {
           cursor = entry.seq;
           yield { kind: 'event', entry };
-          if (entry.event.kind === 'status' && isTerminal(entry.event.state)) return;
+          if (entry.event.kind === 'status' && settled(entry.event.state)) return;
         }
       }
     } finally {
@@ -352,6 +355,9 @@ export class Engine {
     return foldView(found.record, found.log);
   }
 }
+
+/** The task no longer needs the runner: it is done, or waits for its caller. */
+export const settled = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);
 
 const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);
 

@@ -12,7 +12,7 @@ export interface CallState {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   /** Sequence number of the event the handler last yielded: the SSE writer uses it as the event id. */
-  cursor: { seq?: number };
+  cursor: StreamCursor;
 }
 
 const KEY = 'taskhandle.call';
@@ -38,3 +38,26 @@ export function parseLastEventId(value: string | string[] | undefined): number |
   const n = Number(raw);
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
+
+/** Where a stream stands: what the SSE writer needs to know about the event being written. */
+export interface StreamCursor {
+  /** The event's log sequence number: its SSE id. */
+  seq?: number;
+  /**
+   * The event ends the stream (a terminal or interrupted status). v0.3 calls that `final: true`; the
+   * SDK's v0.3 translation marks only terminal states, so the writer completes it.
+   */
+  closing?: boolean;
+}
+
+/**
+ * Marks a v0.3 status update `final` when it closes the stream: a JSON-RPC result
+ * (`{"kind": "status-update", ...}`) or a REST event (`{"statusUpdate": {...}}`).
+ */
+export function finalizeLegacyEvent(result: unknown, cursor: StreamCursor): void {
+  if (!cursor.closing || !isObject(result)) return;
+  if (result.kind === 'status-update') result.final = true;
+  else if (isObject(result.statusUpdate)) result.statusUpdate.final = true;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

@@ -5,7 +5,7 @@ import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/ser
 import type { Logger } from 'pino';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
-import { type CallState, newCallContext, parseLastEventId } from './call-state.js';
+import { type CallState, finalizeLegacyEvent, newCallContext, parseLastEventId } from './call-state.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions {
@@ -114,6 +114,7 @@ export function jsonRpcEndpoint(
     const sse = new SseWriter(res, o.keepAliveMs);
     try {
       for await (const event of outcome) {
+        if (version.version === '0.3') finalizeLegacyEvent(event.result, state.cursor);
         if (!sse.send(event, state.cursor.seq)) break;
       }
     } catch (err) {

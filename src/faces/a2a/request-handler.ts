@@ -21,8 +21,7 @@ import {
   RequestMalformedError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import type { Engine, StreamItem } from '../../engine/engine.js';
-import { isInterrupted, isTerminal } from '../../engine/task.js';
+import { type Engine, type StreamItem, settled } from '../../engine/engine.js';
 import { callState } from './call-state.js';
 import { toProtocolError } from './errors.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
@@ -207,6 +206,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           contextId ||= (await this.#engine.get(state.owner, id, 0)).record.contextId;
           response = toStreamResponse(item.entry, contextId);
           state.cursor.seq = item.entry.seq;
+          state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
         }
         if (response) yield response;
       }
@@ -215,8 +215,6 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
   }
 }
-
-const settled = (state: Parameters<typeof isTerminal>[0]) => isTerminal(state) || isInterrupted(state);
 
 function requireId(id: string | undefined): string {
   if (!id?.trim()) throw new RequestMalformedError('task id is required');

@@ -5,7 +5,7 @@ import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server'
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
-import { type CallState, newCallContext, parseLastEventId } from './call-state.js';
+import { type CallState, finalizeLegacyEvent, newCallContext, parseLastEventId } from './call-state.js';
 import { requestedVersion } from './version.js';
 
 export interface RestOptions {
@@ -77,7 +77,8 @@ export function restRouter(o: RestOptions): express.Router {
 
 /**
  * The SDK's router writes each SSE event as `data: ...` with no id. Prefix the id (the sequence
- * number our handler recorded before yielding that event) and keep the stream alive while idle.
+ * number our handler recorded before yielding that event), mark a v0.3 stream's closing update
+ * `final`, and keep the stream alive while idle.
  */
 function withSseIds(res: ServerResponse, state: CallState, keepAliveMs: number): void {
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
@@ -93,7 +94,14 @@ function withSseIds(res: ServerResponse, state: CallState, keepAliveMs: number):
       }, keepAliveMs);
       keepAlive.unref();
     }
+    if (!chunk.startsWith('data: ')) return write(chunk, ...rest);
+    let data = chunk;
+    if (state.version === '0.3' && state.cursor.closing) {
+      const event: unknown = JSON.parse(chunk.slice('data: '.length));
+      finalizeLegacyEvent(event, state.cursor);
+      data = `data: ${JSON.stringify(event)}\n\n`;
+    }
     const id = state.cursor.seq;
-    return write(id !== undefined && chunk.startsWith('data: ') ? `id: ${id}\n${chunk}` : chunk, ...rest);
+    return write(id === undefined ? data : `id: ${id}\n${data}`, ...rest);
   }) as ServerResponse['write'];
 }
