@@ -162,10 +162,19 @@ describe('restart safety', () => {
     expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
   });
 
-  // Seen: at SIGTERM a blocking SendMessage still waiting for its task is cut off (the socket is
-  // destroyed by closeAllConnections) instead of being answered with the task as it stands, which is
-  // what a blocking send does at its time bound. Needs a server-wide shutdown signal for the waits.
-  it.todo('SIGTERM answers a waiting blocking send with the task as it stands, then exits');
+  it('SIGTERM answers a waiting blocking send with the task as it stands, then exits', async () => {
+    const first = await start(tempDbPath(), { SHUTDOWN_TIMEOUT_MS: '300' });
+    const waiting = first.rpc('SendMessage', { message: skillMessage('sleep', { seconds: 30 }) }, V1);
+    const id = await eventually(async () => {
+      const { body } = await first.rpc('ListTasks', { status: 'TASK_STATE_WORKING' }, V1);
+      return body.result.tasks[0]?.id as string | undefined;
+    });
+    const stopped = first.stop();
+    const { status, body } = await waiting;
+    expect(status).toBe(200);
+    expect(body.result.task).toMatchObject({ id, status: { state: 'TASK_STATE_WORKING' } });
+    expect(await stopped).toBe(0);
+  });
 
   it('SIGTERM lets a job that finishes within the deadline complete before exiting', async () => {
     const dbPath = tempDbPath();

@@ -15,6 +15,7 @@ import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a
 import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
 import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
+import { InFlight } from './faces/http/in-flight.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
 import type { TaskStore } from './store/port.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
@@ -35,6 +36,9 @@ export interface RunningServer {
   /** Ordered, idempotent shutdown; resolves when the store is closed. */
   stop(): Promise<void>;
 }
+
+/** At shutdown, how long answers still being written get before their sockets are closed. */
+const DRAIN_MS = 2000;
 
 /** Until identity lands, every caller is the same principal; the engine already scopes by owner. */
 const ownerOf = (_req: IncomingMessage): string => 'anonymous';
@@ -87,7 +91,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     card: () => currentCard().sdk,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
   });
-  const bodyAndStreams = { maxBodyBytes: config.MAX_BODY_BYTES, keepAliveMs: config.SSE_KEEPALIVE_MS };
+  const shutdown = new AbortController();
+  const bodyAndStreams = {
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+    shutdown: shutdown.signal,
+  };
   const jsonrpc = jsonRpcEndpoint({ handler, ownerOf, logger, ...bodyAndStreams });
 
   const app = express();
@@ -107,7 +116,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     res.status(404).json({ error: 'not found' });
   });
 
+  const inFlight = new InFlight();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    inFlight.track(res);
     // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
     if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
       jsonrpc(req, res).catch((err: unknown) => {
@@ -154,7 +165,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       server.closeIdleConnections();
       await runner.stop(config.SHUTDOWN_TIMEOUT_MS);
       await sweeper.stop();
-      // Open streams end here; their clients resume with Last-Event-ID on another instance or restart.
+      // Waiting blocking sends now answer with the task as it stands, and open streams end: their
+      // clients resume with Last-Event-ID on another instance or after the restart.
+      shutdown.abort();
+      await inFlight.drained(DRAIN_MS);
       server.closeAllConnections();
       await closed;
       await store.close();

@@ -14,6 +14,8 @@ export interface JsonRpcOptions {
   ownerOf: (req: IncomingMessage) => string;
   maxBodyBytes: number;
   keepAliveMs: number;
+  /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
+  shutdown: AbortSignal;
   logger: Logger;
 }
 
@@ -92,7 +94,7 @@ export function jsonRpcEndpoint(
       owner: o.ownerOf(req),
       version: version.version,
       lastEventId: parseLastEventId(req.headers['last-event-id']),
-      signal: controller.signal,
+      signal: AbortSignal.any([controller.signal, o.shutdown]),
       cursor: {},
     };
     const extensions = String(req.headers['a2a-extensions'] ?? '')

@@ -13,6 +13,8 @@ export interface RestOptions {
   ownerOf: (req: IncomingMessage) => string;
   maxBodyBytes: number;
   keepAliveMs: number;
+  /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
+  shutdown: AbortSignal;
 }
 
 /**
@@ -41,7 +43,7 @@ export function restRouter(o: RestOptions): express.Router {
       owner: o.ownerOf(req),
       version: legacy ? '0.3' : '1.0',
       lastEventId: parseLastEventId(req.headers['last-event-id']),
-      signal: controller.signal,
+      signal: AbortSignal.any([controller.signal, o.shutdown]),
       cursor: {},
     };
     states.set(req.headers, state);
