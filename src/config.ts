@@ -34,6 +34,7 @@ const Env = z.object({
   RUNNER_CONCURRENCY: int(1, 10_000).default(16),
   LEASE_MS: int(300).default(30 * SECOND),
   RUNNER_POLL_MS: int(10).default(SECOND),
+  MAX_INTERRUPTIONS: int(0, 1000).default(3),
   SWEEP_INTERVAL_MS: int(100).default(60 * SECOND),
   SHUTDOWN_TIMEOUT_MS: int(0).default(10 * SECOND),
   SSE_KEEPALIVE_MS: int(100).default(15 * SECOND),

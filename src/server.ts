@@ -71,6 +71,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     concurrency: config.RUNNER_CONCURRENCY,
     leaseMs: config.LEASE_MS,
     pollMs: config.RUNNER_POLL_MS,
+    maxInterruptions: config.MAX_INTERRUPTIONS,
     logger,
   });
   const sweeper = new Sweeper({

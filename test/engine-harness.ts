@@ -61,6 +61,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
         concurrency: 4,
         leaseMs: 5000,
         pollMs: 20,
+        maxInterruptions: 3,
         logger,
         ...options,
       });

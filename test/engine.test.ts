@@ -280,6 +280,18 @@ describe('cancel', () => {
     expect(t.reasons.get(id)).toBe('cancel');
   });
 
+  it('a job that asks for input after its cancel ends canceled, not input-required', async () => {
+    h.startRunner();
+    const id = await submit(h.engine, call('asks-late', {}));
+    await waitFor(
+      () => t.started.has(id) || undefined,
+      () => 'the job to start',
+    );
+    const view = await h.engine.cancel(OWNER, id);
+    expect(view.record.state).toBe('canceled');
+    expect(textOf(view.record.statusMessage)).toBe('Canceled by request');
+  });
+
   it('refuses to cancel a terminal task with task-not-cancelable', async () => {
     h.startRunner();
     const id = await submit(h.engine, text('x'));

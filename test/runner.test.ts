@@ -68,12 +68,28 @@ describe('lease takeover', () => {
     expect(t.runs('fragile')).toBe(0);
   });
 
+  it('fails a task whose runner died more than maxInterruptions times, without running it again', async () => {
+    const id = await submit(h.engine, call('quick', {}));
+    const t0 = h.engine.now();
+    await h.store.claim('dies-1', t0, 150, 10); // first run: its process dies
+    const [second] = await h.store.claim('dies-2', t0 + 200, 150, 10); // taken over, dies too
+    expect(second?.record.interruptions).toBe(1);
+    h.startRunner({ pollMs: 10, maxInterruptions: 1 });
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(failed.interruptions).toBe(2);
+    expect(textOf(failed.statusMessage)).toBe(
+      'Interrupted 2 times (its runner died each time); not run again',
+    );
+    expect(t.runs('quick')).toBe(0);
+  });
+
   it('keeps a task from two runners at once, renewing leases while jobs outlast them', async () => {
     // Jobs run longer than the lease, so only heartbeats keep the other runner off them.
-    const options = { concurrency: 3, leaseMs: 600, pollMs: 10 };
+    // The lease is wide enough that a busy machine's event-loop stalls do not look like a dead runner.
+    const options = { concurrency: 3, leaseMs: 1200, pollMs: 10 };
     const runners = [h.startRunner(options), h.startRunner(options)];
     const ids = await Promise.all(
-      Array.from({ length: 10 }, () => submit(h.engine, call('counted', { ms: 700 }))),
+      Array.from({ length: 10 }, () => submit(h.engine, call('counted', { ms: 1500 }))),
     );
     for (const id of ids) {
       const done = await waitForState(h.engine, id, 'completed', 15_000);

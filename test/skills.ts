@@ -204,7 +204,22 @@ export function testSkills() {
     },
   });
 
+  /** Asks for input after its cancel: the cancel must win. */
+  const asksLate = defineSkill({
+    ...common,
+    id: 'asks-late',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      count('asks-late');
+      started.add(ctx.taskId);
+      await untilAborted(ctx.signal).catch((reason: unknown) => reasons.set(ctx.taskId, reason));
+      return ctx.requestInput('Too late?').then(() => undefined);
+    },
+  });
+
   const skills: AnySkill[] = [
+    asksLate,
     quick,
     greet,
     waits,

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { tempDirs } from './helpers.js';
 import { storeContract } from './store-contract.js';
@@ -45,17 +46,33 @@ describe('SqliteStore specifics', () => {
     await openStore(path).ping();
   });
 
-  it('records the migration once; reopening an existing file does not apply it again', async () => {
+  it('records each migration once; reopening an existing file does not apply them again', async () => {
     const path = freshPath();
     await openStore(path).close();
     const migrations = () =>
       inspect(path, (db) => db.prepare('SELECT version, name, applied_at FROM schema_migrations').all());
-    const first = migrations();
-    expect(first).toHaveLength(1);
-    expect(first[0]).toMatchObject({ version: 1 });
-    // A second open would fail on CREATE TABLE if it re-ran the migration.
+    const first = migrations() as { version: number }[];
+    expect(first.map((m) => m.version)).toEqual(MIGRATIONS.map((m) => m.version));
+    // A second open would fail on CREATE TABLE (or ADD COLUMN) if it re-ran a migration.
     await openStore(path).close();
     expect(migrations()).toEqual(first);
+  });
+
+  it('upgrades a database made by an older version, keeping its tasks', async () => {
+    const path = freshPath();
+    const [v1] = MIGRATIONS;
+    const db = new Database(path);
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)');
+    db.exec(v1?.sql ?? '');
+    db.prepare('INSERT INTO schema_migrations VALUES (1, ?, 0)').run(v1?.name);
+    db.prepare(
+      `INSERT INTO tasks (id, context_id, owner, skill, state, created_at, updated_at, expires_at, ttl_ms,
+           poll_interval_ms) VALUES ('old', 'ctx', 'alice', 'echo', 'working', 1, 1, 9e15, 1, 1)`,
+    ).run();
+    db.close();
+    const store = openStore(path);
+    expect(await store.getTask('old', 2)).toMatchObject({ id: 'old', state: 'working', interruptions: 0 });
+    await store.close();
   });
 
   it('keeps tasks, events and message ids across close and reopen', async () => {

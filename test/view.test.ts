@@ -18,6 +18,7 @@ const record = (statusMessage?: Message): TaskRecord => ({
   pollIntervalMs: 1,
   lastSeq: 0,
   attempts: 1,
+  interruptions: 0,
   cancelRequested: false,
 });
 

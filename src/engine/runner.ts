@@ -15,6 +15,11 @@ export interface RunnerOptions {
   leaseMs: number;
   /** How often to look for runnable tasks besides the wake-ups on submit (catches expired leases). */
   pollMs: number;
+  /**
+   * A task whose runner died more than this many times is failed instead of re-run: a job that
+   * crashes the process must not crash it forever.
+   */
+  maxInterruptions: number;
   logger: Logger;
 }
 
@@ -39,6 +44,9 @@ export class Runner {
   #claiming: Promise<void> | undefined;
   #again = false;
   #stopping = false;
+  /** Set when stop() gives up on jobs that ignore their signal: they may no longer renew leases. */
+  #halted = false;
+  #stopped: Promise<void> | undefined;
 
   constructor(options: RunnerOptions) {
     this.#o = options;
@@ -126,6 +134,14 @@ export class Runner {
       return;
     }
     if (claim.interrupted) {
+      if (record.interruptions > this.#o.maxInterruptions) {
+        log.error({ interruptions: record.interruptions }, 'task keeps interrupting its runner; failing it');
+        await finish(
+          'failed',
+          text(`Interrupted ${record.interruptions} times (its runner died each time); not run again`),
+        );
+        return;
+      }
       if (skill.onInterrupt === 'fail') {
         log.warn('task interrupted by a restart; its skill asks to fail it');
         await finish('failed', text('Interrupted by a restart; this skill is not re-run automatically'));
@@ -149,8 +165,10 @@ export class Runner {
     const view = await engine.get(record.owner, record.id);
     const heartbeat = setInterval(
       () => {
+        if (this.#halted) return;
+        const now = engine.now();
         engine.store
-          .renewLease(record.id, leaseToken, engine.now() + this.#o.leaseMs)
+          .renewLease(record.id, leaseToken, now, now + this.#o.leaseMs)
           .then((lease) => {
             if (!lease.held) controller.abort('lease-lost' satisfies AbortReason);
             else if (lease.cancelRequested) controller.abort('cancel' satisfies AbortReason);
@@ -172,13 +190,12 @@ export class Runner {
           : (outcome?.message as Message | undefined);
       await finish(outcome?.state ?? 'completed', message);
     } catch (err) {
-      if (err instanceof InputRequired) {
+      // A cancel wins over whatever the job did after it (asking for input included).
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+      if (err instanceof InputRequired && reason === undefined) {
         await ctx.flush();
         await finish('input-required', text(err.prompt));
-        return;
-      }
-      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (reason === 'cancel') {
+      } else if (reason === 'cancel') {
         await finish('canceled', text('Canceled by request'));
       } else if (reason === 'shutdown') {
         await engine.store.releaseLease(record.id, leaseToken);
@@ -199,7 +216,12 @@ export class Runner {
    * Stops claiming, lets running jobs finish until `deadlineMs`, then aborts the rest with reason
    * `shutdown`: they release their lease so that the next start (or another instance) takes them over.
    */
-  async stop(deadlineMs: number): Promise<void> {
+  stop(deadlineMs: number): Promise<void> {
+    this.#stopped ??= this.#stop(deadlineMs);
+    return this.#stopped;
+  }
+
+  async #stop(deadlineMs: number): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#timer);
     for (const unlisten of this.#unlisten) unlisten();
@@ -211,7 +233,9 @@ export class Runner {
     ]);
     if (!timedOut) return;
     for (const r of this.#running.values()) r.controller.abort('shutdown' satisfies AbortReason);
-    // A job that ignores its signal must not hold the shutdown: its lease simply runs out.
+    // A job that ignores its signal must not hold the shutdown: its lease simply runs out, and once
+    // another runner holds it, the job's writes are refused.
     await Promise.race([all(), new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref())]);
+    this.#halted = true;
   }
 }

@@ -105,6 +105,8 @@ export interface TaskRecord {
   lastSeq: number;
   /** How many times the runner has claimed this task. */
   attempts: number;
+  /** How many of those claims took it over from a runner that died (not from a graceful release). */
+  interruptions: number;
   cancelRequested: boolean;
 }
 

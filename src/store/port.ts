@@ -105,7 +105,8 @@ export interface TaskStore {
    * (expiresAt <= now) are never claimed.
    */
   claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
-  renewLease(taskId: string, leaseToken: string, until: number): Promise<LeaseStatus>;
+  /** Extends a held lease to `until`; not held once the task left `working`, changed hands or expired. */
+  renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus>;
   /** Lets another runner take the task over at once (graceful shutdown). */
   releaseLease(taskId: string, leaseToken: string): Promise<void>;
   requestCancel(taskId: string): Promise<void>;

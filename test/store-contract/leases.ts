@@ -42,7 +42,7 @@ export function leaseContract(c: Contract): void {
       expect(second?.leaseToken).not.toBe(first?.leaseToken);
       expect(second?.events).toEqual([]);
       // The dead runner's lease is gone: it can neither renew nor write.
-      expect((await c.store.renewLease(record.id, first?.leaseToken ?? '', T0 + 5000)).held).toBe(false);
+      expect((await c.store.renewLease(record.id, first?.leaseToken ?? '', T0, T0 + 5000)).held).toBe(false);
       expect(
         await write(record.id, {
           from: ['working'],
@@ -118,20 +118,20 @@ export function leaseContract(c: Contract): void {
       const record = await create();
       const [claim] = await c.store.claim('w1', T0, 1000, 1);
       const token = claim?.leaseToken ?? '';
-      expect(await c.store.renewLease(record.id, token, T0 + 5000)).toEqual({
+      expect(await c.store.renewLease(record.id, token, T0, T0 + 5000)).toEqual({
         held: true,
         cancelRequested: false,
       });
       expect(await c.store.claim('w2', T0 + 2000, 1000, 10)).toEqual([]);
-      expect((await c.store.renewLease(record.id, 'wrong', T0 + 5000)).held).toBe(false);
-      expect((await c.store.renewLease('nope', token, T0 + 5000)).held).toBe(false);
+      expect((await c.store.renewLease(record.id, 'wrong', T0, T0 + 5000)).held).toBe(false);
+      expect((await c.store.renewLease('nope', token, T0, T0 + 5000)).held).toBe(false);
     });
 
     it('renewLease reports cancelRequested after requestCancel', async () => {
       const record = await create();
       const [claim] = await c.store.claim('w1', T0, 1000, 1);
       await c.store.requestCancel(record.id);
-      expect(await c.store.renewLease(record.id, claim?.leaseToken ?? '', T0 + 500)).toEqual({
+      expect(await c.store.renewLease(record.id, claim?.leaseToken ?? '', T0, T0 + 500)).toEqual({
         held: true,
         cancelRequested: true,
       });
@@ -149,7 +149,7 @@ export function leaseContract(c: Contract): void {
         leaseToken: token,
         events: [{ kind: 'status', state: 'completed' }],
       });
-      expect((await c.store.renewLease(record.id, token, T0 + 500)).held).toBe(false);
+      expect((await c.store.renewLease(record.id, token, T0, T0 + 500)).held).toBe(false);
     });
 
     it('releaseLease makes the task claimable at once, as interrupted', async () => {
@@ -159,9 +159,28 @@ export function leaseContract(c: Contract): void {
       await c.store.releaseLease(record.id, 'wrong');
       expect(await c.store.claim('w2', T0 + 1, 60_000, 10)).toEqual([]);
       await c.store.releaseLease(record.id, token);
-      expect((await c.store.renewLease(record.id, token, T0 + 500)).held).toBe(false);
+      expect((await c.store.renewLease(record.id, token, T0, T0 + 500)).held).toBe(false);
       const [again] = await c.store.claim('w2', T0 + 1, 60_000, 10);
       expect(again).toMatchObject({ interrupted: true, record: { id: record.id, state: 'working' } });
+    });
+
+    it('counts a takeover from a dead runner as an interruption, a graceful release not', async () => {
+      const record = await create();
+      const [fresh] = await c.store.claim('w1', T0, 1000, 1);
+      expect(fresh?.record.interruptions).toBe(0);
+      const [afterCrash] = await c.store.claim('w2', T0 + 1001, 1000, 1);
+      expect(afterCrash?.record).toMatchObject({ id: record.id, interruptions: 1, attempts: 2 });
+      await c.store.releaseLease(record.id, afterCrash?.leaseToken ?? '');
+      const [afterRelease] = await c.store.claim('w3', T0 + 1002, 1000, 1);
+      expect(afterRelease?.record).toMatchObject({ interruptions: 1, attempts: 3 });
+    });
+
+    it('renewLease reports held: false once the task has expired', async () => {
+      const record = await create({ expiresAt: T0 + 1000 });
+      const [claim] = await c.store.claim('w1', T0, 60_000, 1);
+      const token = claim?.leaseToken ?? '';
+      expect((await c.store.renewLease(record.id, token, T0 + 999, T0 + 5000)).held).toBe(true);
+      expect((await c.store.renewLease(record.id, token, T0 + 1000, T0 + 5000)).held).toBe(false);
     });
   });
 

@@ -228,7 +228,7 @@ export function writeContract(c: Contract): void {
         events: [{ kind: 'status', state: 'input-required' }],
       });
       expect(parked?.record.state).toBe('input-required');
-      expect((await c.store.renewLease(record.id, token, T0 + 5000)).held).toBe(false);
+      expect((await c.store.renewLease(record.id, token, T0, T0 + 5000)).held).toBe(false);
       expect(
         await write(record.id, { from: ['input-required'], leaseToken: token, events: [] }),
       ).toBeUndefined();

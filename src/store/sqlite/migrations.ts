@@ -50,4 +50,9 @@ CREATE TABLE message_ids (
 CREATE INDEX message_ids_by_task ON message_ids (task_id);
 `,
   },
+  {
+    version: 2,
+    name: 'count crashes separately from graceful releases',
+    sql: 'ALTER TABLE tasks ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0;',
+  },
 ];

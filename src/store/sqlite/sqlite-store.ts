@@ -171,8 +171,10 @@ export class SqliteStore implements TaskStore {
     })();
   }
 
-  async renewLease(taskId: string, leaseToken: string, until: number): Promise<LeaseStatus> {
-    const row = this.#q.renewLease.get(until, taskId, leaseToken) as { cancel_requested: number } | undefined;
+  async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {
+    const row = this.#q.renewLease.get({ id: taskId, token: leaseToken, now, until }) as
+      | { cancel_requested: number }
+      | undefined;
     return { held: row !== undefined, cancelRequested: row?.cancel_requested === 1 };
   }
 
@@ -263,6 +265,7 @@ function toRecord(r: TaskRow): TaskRecord {
     progress: r.progress ? JSON.parse(r.progress) : undefined,
     lastSeq: r.last_seq,
     attempts: r.attempts,
+    interruptions: r.interruptions,
     cancelRequested: r.cancel_requested === 1,
   };
 }

@@ -18,6 +18,7 @@ export interface TaskRow {
   progress: string | null;
   last_seq: number;
   attempts: number;
+  interruptions: number;
   cancel_requested: number;
 }
 
@@ -67,6 +68,8 @@ const SQL = {
     ) ORDER BY created_at LIMIT @limit`,
   claim: `UPDATE tasks SET
       lease_owner = @worker, lease_token = @token, lease_expires_at = @until, attempts = attempts + 1,
+      -- a released lease (0) was a graceful shutdown; an expired one means its runner died
+      interruptions = interruptions + CASE WHEN @to_working = 0 AND lease_expires_at > 0 THEN 1 ELSE 0 END,
       state = CASE WHEN @to_working = 1 THEN 'working' ELSE state END,
       status_message = CASE WHEN @to_working = 1 THEN NULL ELSE status_message END,
       updated_at = CASE WHEN @to_working = 1 THEN @now ELSE updated_at END,
@@ -74,7 +77,8 @@ const SQL = {
     WHERE id = @id AND state = @state AND (lease_expires_at IS NULL OR lease_expires_at < @now)
       AND expires_at > @now
     RETURNING *`,
-  renewLease: `UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'working'
+  renewLease: `UPDATE tasks SET lease_expires_at = @until
+    WHERE id = @id AND lease_token = @token AND state = 'working' AND expires_at > @now
     RETURNING cancel_requested`,
   releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
     WHERE id = ? AND lease_token = ?`,
