@@ -25,6 +25,18 @@ export function testSkills() {
   const reasons = new Map<string, unknown>();
   /** What a late write of the signal-ignoring job got. */
   const lateWrites = new Map<string, unknown>();
+  /** Marks the job started, waits for its signal, records the reason and ends with it. */
+  const holdUntilAborted = async (ctx: { taskId: string; signal: AbortSignal }): Promise<never> => {
+    started.add(ctx.taskId);
+    try {
+      return await untilAborted(ctx.signal);
+    } catch (reason) {
+      reasons.set(ctx.taskId, reason);
+      throw reason;
+    } finally {
+      started.delete(ctx.taskId);
+    }
+  };
   const stubbornGate = latch();
   const shortGate = latch();
   /** Per task: jobs running now and the most ever running at once. */
@@ -61,15 +73,7 @@ export function testSkills() {
     onInterrupt: 'rerun',
     async run(ctx) {
       count('waits');
-      started.add(ctx.taskId);
-      try {
-        return await untilAborted(ctx.signal);
-      } catch (reason) {
-        reasons.set(ctx.taskId, reason);
-        throw reason;
-      } finally {
-        started.delete(ctx.taskId);
-      }
+      return holdUntilAborted(ctx);
     },
   });
 
@@ -192,15 +196,7 @@ export function testSkills() {
     async run(ctx) {
       count('long');
       if (ctx.attempt > 1) return { message: `long done on attempt ${ctx.attempt}` };
-      started.add(ctx.taskId);
-      try {
-        return await untilAborted(ctx.signal);
-      } catch (reason) {
-        reasons.set(ctx.taskId, reason);
-        throw reason;
-      } finally {
-        started.delete(ctx.taskId);
-      }
+      return holdUntilAborted(ctx);
     },
   });
 
