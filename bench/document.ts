@@ -1,4 +1,4 @@
-import { fanoutTable, loadTable, profileSection, retainedTable, table, targetsTable } from './report.js';
+import { fanoutTable, loadTable, ms, profileSection, retainedTable, table, targetsTable } from './report.js';
 import type { Results } from './results.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/launch.js';
 
@@ -95,7 +95,8 @@ ${perRound(r)}
 
 ## Checks on the measurement itself
 
-- Failed requests (connection errors, non-2xx, JSON-RPC errors) across all load measurements: ${failures}.
+- Failed requests (connection errors and time-outs, non-2xx, JSON-RPC errors) across all load measurements: ${failures}.
+- Measurements that could not run: ${r.errors.length ? r.errors.map((e) => `\`${e}\``).join('; ') : 'none'}.
 - Load generator CPU: at most ${clientMax.toFixed(2)} of a core.
 - Other processes on the machine used up to ${otherMax.toFixed(2)} cores during a measurement${otherMax > 0.25 ? ' — **the machine was not quiet; absolute numbers are depressed, compare ratios**' : ''}.
 `;
@@ -118,7 +119,7 @@ function perRound(r: Results): string {
           scenario,
           SERVER_LABELS[k],
           list.map((l) => Math.round(l.rps)).join(' / '),
-          list.map((l) => l.p99Ms).join(' / '),
+          list.map((l) => ms(l.p99Ms)).join(' / '),
         ]);
     }
   for (const row of r.retained)
@@ -127,7 +128,7 @@ function perRound(r: Results): string {
         `${what} @${row.size.toLocaleString('en')}`,
         SERVER_LABELS[row.kind],
         row[what].map((l) => Math.round(l.rps)).join(' / '),
-        row[what].map((l) => l.p99Ms).join(' / '),
+        row[what].map((l) => ms(l.p99Ms)).join(' / '),
       ]);
   for (const k of SERVER_KINDS) {
     const list = r.fanout[k];

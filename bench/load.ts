@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { machineBusySeconds } from './proc-stats.js';
+import { machineBusySeconds, waitForQuiet } from './proc-stats.js';
 import { RPC_HEADERS } from './rpc.js';
 import type { RunningServer } from './servers/launch.js';
 
@@ -8,6 +8,8 @@ export interface LoadOptions {
   durationS: number;
   /** Unmeasured load first, same shape, so that the measurement sees a warmed-up server. */
   warmupS: number;
+  /** Wait up to this long for the machine to be idle before starting (0: start at once). */
+  quietWaitS: number;
   /** The body of each request, built per request (unique ids, round-robin task ids). */
   body: () => string;
 }
@@ -33,6 +35,7 @@ export interface LoadResult {
 
 /** Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining. */
 export async function measure(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
+  if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, server.pid);
   if (o.warmupS > 0) await fire(server.url, o.connections, o.warmupS, o.body);
   const cpu0 = process.cpuUsage();
   const serverCpu0 = server.cpuSeconds();
@@ -44,11 +47,15 @@ export async function measure(server: RunningServer, o: LoadOptions): Promise<Lo
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
   const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
+  const good = r['2xx'] - r.mismatches;
+  const crash = server.crashed();
+  if (crash) throw new Error(crash);
   return {
-    rps: (r['2xx'] - r.mismatches) / r.duration,
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    requests: r['2xx'] - r.mismatches,
+    rps: good / r.duration,
+    // autocannon reports 0 ms when nothing answered: that is no latency at all, not a fast one
+    p50Ms: good > 0 ? r.latency.p50 : Number.NaN,
+    p99Ms: good > 0 ? r.latency.p99 : Number.NaN,
+    requests: good,
     failures: r.errors + r.non2xx + r.mismatches,
     serverCpu,
     clientCpu,

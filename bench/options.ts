@@ -10,6 +10,8 @@ export interface Options {
   rounds: number;
   durationS: number;
   warmupS: number;
+  /** Before each measurement, wait up to this long for the (shared) machine to go idle. */
+  quietWaitS: number;
   connections: number;
   scenarios: Set<Scenario>;
   /** Tasks created before the poll scenario, polled round-robin. */
@@ -30,6 +32,7 @@ export const USAGE = `usage: npm run bench -- [options]
 
   --rounds N            interleaved rounds (default 3)
   --duration S          seconds per measurement (default 10), after --warmup S (default 2)
+  --quiet-wait S        before each measurement, wait up to S s for the machine to go idle (default 20)
   --only LIST           scenarios, comma-separated: ${SCENARIOS.join(',')} (default all)
   --subscribers N       fan-out SSE subscribers (default 10000), --fanout-tasks M (default 100)
   --sdk-subscribers N   fan-out subscribers for the SDK reference (default: --subscribers)
@@ -46,6 +49,7 @@ export function parseOptions(argv: string[]): Options {
       rounds: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      'quiet-wait': { type: 'string' },
       only: { type: 'string' },
       subscribers: { type: 'string' },
       'sdk-subscribers': { type: 'string' },
@@ -79,6 +83,7 @@ export function parseOptions(argv: string[]): Options {
     rounds: num(values.rounds, smoke ? 1 : 3, 'rounds'),
     durationS: num(values.duration, smoke ? 1 : 10, 'duration'),
     warmupS: values.warmup === '0' ? 0 : num(values.warmup, smoke ? 0.2 : 2, 'warmup'),
+    quietWaitS: values['quiet-wait'] === '0' ? 0 : num(values['quiet-wait'], smoke ? 0 : 20, 'quiet-wait'),
     connections: 32,
     scenarios,
     pollTasks: smoke ? 50 : 1000,

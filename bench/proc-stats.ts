@@ -34,3 +34,18 @@ export function machineBusySeconds(): number {
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
   return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
 }
+
+/**
+ * On a shared machine, waits (at most `maxS` seconds) until the machine has been nearly idle for
+ * one second, so that a measurement does not start in the middle of someone else's burst.
+ * The server under test does not count. Returns the cores busy in the last second sampled.
+ */
+export async function waitForQuiet(maxS: number, serverPid: number, idleCores = 0.3): Promise<number> {
+  const deadline = performance.now() + maxS * 1000;
+  for (;;) {
+    const before = machineBusySeconds() - cpuSeconds(serverPid);
+    await new Promise((r) => setTimeout(r, 1000));
+    const busy = machineBusySeconds() - cpuSeconds(serverPid) - before;
+    if (busy <= idleCores || performance.now() >= deadline) return busy;
+  }
+}

@@ -13,7 +13,7 @@ export function table(headers: string[], rows: string[][]): string {
 }
 
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en') : '-');
-const ms = (n: number) =>
+export const ms = (n: number) =>
   !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en');
 const x = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || !(b > 0) ? '-' : `${(a / b).toFixed(2)}×`;
@@ -137,12 +137,25 @@ export function retainedTable(r: Results): string {
 export function profileSection(p: ProfileSummary): string {
   const rows = (list: ProfileSummary['functions']) =>
     list.map((f) => [`\`${f.name}\``, int(f.selfMs), `${(f.share * 100).toFixed(1)}%`]);
+  const callers = p.functions
+    .filter((f) => f.calledFrom)
+    .map(
+      (f) =>
+        `- \`${f.name}\` ← ${f.calledFrom
+          ?.split(' ← ')
+          .map((c) => `\`${c}\``)
+          .join(' ← ')}`,
+    );
   return [
     `### ${p.label}`,
     '',
     `${int(p.load.rps)} req/s, p99 ${ms(p.load.p99Ms)} ms, server CPU ${cpu(p.load.serverCpu)}; ${int(p.totalMs)} ms of samples in the load window.`,
     '',
     table(['function (self time)', 'ms', 'share'], rows(p.functions.slice(0, 10))),
+    '',
+    'Heaviest callers of the top functions:',
+    '',
+    ...callers,
     '',
     table(['where (self time)', 'ms', 'share'], rows(p.packages)),
   ].join('\n');

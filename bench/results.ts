@@ -19,6 +19,8 @@ export interface Results {
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
   profiles: ProfileSummary[];
+  /** Measurements that could not run at all (the server did not start, a profile was not written). */
+  errors: string[];
 }
 
 export const emptyResults = (options: Options, machine: Machine): Results => ({
@@ -31,6 +33,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   stores: [],
   retained: [],
   profiles: [],
+  errors: [],
 });
 
 /** The medians over rounds of one scenario on one server. */

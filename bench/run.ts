@@ -3,7 +3,7 @@ import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
 import { type ProfileSummary, profileLoad } from './profile.js';
-import { fanoutTable, loadTable, retainedTable, targetsTable, writeReport } from './report.js';
+import { fanoutTable, loadTable, ms, retainedTable, targetsTable, writeReport } from './report.js';
 import { emptyResults, type Results } from './results.js';
 import { createTasks, sendBody } from './rpc.js';
 import { create, type Load } from './scenarios/create.js';
@@ -19,7 +19,12 @@ async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const started = performance.now();
   const r = emptyResults(o, describeMachine());
-  const load: Load = { connections: o.connections, durationS: o.durationS, warmupS: o.warmupS };
+  const load: Load = {
+    connections: o.connections,
+    durationS: o.durationS,
+    warmupS: o.warmupS,
+    quietWaitS: o.quietWaitS,
+  };
   log(
     `taskhandle bench: ${o.rounds} round(s), ${o.durationS} s per measurement, ${r.machine.cpu}, ${r.machine.cores} cores`,
   );
@@ -40,18 +45,27 @@ async function main(): Promise<void> {
     const order = rotate(SERVER_KINDS, round);
     const tag = `[round ${round + 1}/${o.rounds}]`;
     if (o.scenarios.has('create'))
-      for (const k of order) record(r.create, k, await create(k, load), `${tag} create`);
+      for (const k of order)
+        await attempt(r, `${tag} create ${k}`, async () =>
+          record(r.create, k, await create(k, load), `${tag} create`),
+        );
     if (o.scenarios.has('poll'))
-      for (const k of order) record(r.poll, k, await poll(k, load, o.pollTasks), `${tag} poll`);
+      for (const k of order)
+        await attempt(r, `${tag} poll ${k}`, async () =>
+          record(r.poll, k, await poll(k, load, o.pollTasks), `${tag} poll`),
+        );
     if (o.scenarios.has('fanout'))
       for (const k of order.filter((k) => k !== 'floor')) {
         const subscribers = k === 'taskhandle' ? o.subscribers : o.sdkSubscribers;
-        const f = await fanout(k, {
-          subscribers,
-          tasks: o.fanoutTasks,
-          openConcurrency: 200,
-          deliveryTimeoutMs: 30_000,
-        });
+        const f = await attempt(r, `${tag} fan-out ${k}`, () =>
+          fanout(k, {
+            subscribers,
+            tasks: o.fanoutTasks,
+            openConcurrency: 200,
+            deliveryTimeoutMs: 30_000,
+          }),
+        );
+        if (!f) continue;
         append(r.fanout, k, f);
         log(
           `${tag} fan-out ${SERVER_LABELS[k]}: ${f.received}/${f.opened}/${f.subscribers} got it, all after ` +
@@ -61,7 +75,10 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('retained'))
       for (const store of rotate(stores, round)) {
-        const m = await retained(store, load);
+        const m = await attempt(r, `${tag} retained ${store.kind} ${store.size}`, () =>
+          retained(store, load),
+        );
+        if (!m) continue;
         let row = r.retained.find((x) => x.kind === store.kind && x.size === store.size);
         if (!row) {
           row = { kind: store.kind, size: store.size, poll: [], create: [] };
@@ -74,7 +91,7 @@ async function main(): Promise<void> {
       }
   }
 
-  if (o.profile) r.profiles = await profiles(o, load, stores);
+  if (o.profile) r.profiles = await profiles(r, o, load, stores);
   stores = [];
   r.elapsedS = (performance.now() - started) / 1000;
 
@@ -85,11 +102,17 @@ async function main(): Promise<void> {
   if (o.smoke) checkEverythingRan(r);
 }
 
-async function profiles(o: Options, load: Load, stores: SeededStore[]): Promise<ProfileSummary[]> {
+async function profiles(
+  r: Results,
+  o: Options,
+  load: Load,
+  stores: SeededStore[],
+): Promise<ProfileSummary[]> {
   const out: ProfileSummary[] = [];
   const add = async (label: string, setup: (url: string) => Promise<() => string>, dbPath?: string) => {
     log(`profiling taskhandle: ${label}`);
-    out.push(await profileLoad(label, load, setup, dbPath));
+    const p = await attempt(r, `profile ${label}`, () => profileLoad(label, load, setup, dbPath));
+    if (p) out.push(p);
   };
   await add('create (fresh store)', async () => sendBody());
   await add(`poll (${o.pollTasks} working tasks)`, async (url) =>
@@ -126,9 +149,22 @@ function checkEverythingRan(r: Results): void {
     s === 'retained' ? r.retained.length > 0 : Object.keys(r[s as 'create' | 'poll' | 'fanout']).length > 0,
   ).length;
   if (ran < expected) broken.push(`only ${ran} of ${expected} scenarios produced results`);
+  broken.push(...r.errors);
   if (broken.length) {
     console.error(`smoke run failed:\n  ${[...new Set(broken)].join('\n  ')}`);
     process.exitCode = 1;
+  }
+}
+
+/** Runs one measurement; a failure is logged and reported, and the run goes on. */
+async function attempt<T>(r: Results, what: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (err) {
+    const message = `${what}: ${(err as Error).message.split('\n')[0]}`;
+    log(`FAILED ${message}`);
+    r.errors.push(message);
+    return undefined;
   }
 }
 
@@ -145,7 +181,7 @@ function append<T>(into: Partial<Record<ServerKind, T[]>>, kind: ServerKind, val
 
 function logLoad(what: string, kind: ServerKind | SeededStore['kind'], m: LoadResult): void {
   log(
-    `${what} ${SERVER_LABELS[kind]}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, ` +
+    `${what} ${SERVER_LABELS[kind]}: ${Math.round(m.rps)} req/s, p50 ${ms(m.p50Ms)} ms, p99 ${ms(m.p99Ms)} ms, ` +
       `server CPU ${m.serverCpu.toFixed(2)}, client CPU ${m.clientCpu.toFixed(2)}, other CPU ${m.otherCpu.toFixed(2)}` +
       (m.failures ? `, ${m.failures} FAILED` : ''),
   );

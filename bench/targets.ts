@@ -55,7 +55,9 @@ export function evaluateTargets(r: Results): TargetRow[] {
     else
       rows.push({
         target,
-        measured: `p99 ${s.p99Ms} ms (${(s.p99Ms / 25).toFixed(1)}× the limit)`,
+        measured: Number.isFinite(s.p99Ms)
+          ? `p99 ${s.p99Ms} ms (${(s.p99Ms / 25).toFixed(1)}× the limit)`
+          : 'no request was answered',
         verdict: s.p99Ms <= 25 ? 'met' : 'NOT MET',
       });
   }

@@ -26,6 +26,8 @@ export interface RunningServer {
   dbPath?: string;
   rssBytes(): number;
   cpuSeconds(): number;
+  /** Why the process ended, if it ended without being stopped (exit code and the end of its stderr). */
+  crashed(): string | undefined;
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -80,8 +82,16 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
     env: { ...process.env, ...env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const url = await listeningUrl(proc, kind);
+  const output = { stderr: '', stdout: [] as string[] };
+  const url = await listeningUrl(proc, kind, output);
   const pid = proc.pid ?? -1;
+  let stopping = false;
+  let crash: string | undefined;
+  proc.once('exit', (code, signal) => {
+    if (stopping) return;
+    const tail = `${output.stdout.slice(-5).join('\n')}\n${output.stderr.slice(-2000)}`.trim();
+    crash = `${kind} exited unexpectedly (${signal ?? `code ${code}`}): ${tail}`;
+  });
   return {
     kind,
     url,
@@ -89,7 +99,11 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
     dbPath,
     rssBytes: () => rssBytes(pid),
     cpuSeconds: () => cpuSeconds(pid),
-    stop: (graceMs = 15_000) => stopProcess(proc, graceMs),
+    crashed: () => crash,
+    stop: (graceMs = 15_000) => {
+      stopping = true;
+      return stopProcess(proc, graceMs);
+    },
   };
 }
 
@@ -100,21 +114,26 @@ export function createSdkSchema(dbPath: string): void {
   });
 }
 
-function listeningUrl(proc: ChildProcess, kind: ServerKind): Promise<string> {
-  let stderr = '';
+function listeningUrl(
+  proc: ChildProcess,
+  kind: ServerKind,
+  output: { stderr: string; stdout: string[] },
+): Promise<string> {
   proc.stderr?.on('data', (d: Buffer) => {
-    if (stderr.length < 20_000) stderr += d.toString();
+    output.stderr = (output.stderr + d.toString()).slice(-20_000);
   });
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`${kind} did not start within 60 s`)), 60_000);
     const fail = (err: Error) => {
       clearTimeout(timer);
       proc.kill('SIGKILL');
-      reject(new Error(`${err.message}\n${stderr}`));
+      reject(new Error(`${err.message}\n${output.stderr}`));
     };
     proc.once('exit', (code) => fail(new Error(`${kind} exited with ${code} before listening`)));
     const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
+      output.stdout.push(line);
+      if (output.stdout.length > 50) output.stdout.shift();
       const url = /"url":"(http:\/\/[^"]+)"/.exec(line)?.[1];
       if (!url) return;
       clearTimeout(timer);
