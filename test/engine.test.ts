@@ -242,6 +242,26 @@ describe('running skills', () => {
   });
 });
 
+describe('the transition table guards every write', () => {
+  it('refuses a transition the table does not have, and leaves out states that cannot lead to the target', async () => {
+    const id = await submit(h.engine, call('waits', {}));
+    const at = h.engine.now();
+    await expect(
+      h.engine.commit({ taskId: id, from: ['completed', 'failed'], to: 'working', events: [], at }),
+    ).rejects.toThrow(/no transition leads from completed\|failed to working/);
+    // 'submitted' cannot go to 'input-required': the write matches no row, although the task is submitted.
+    const refused = await h.engine.commit({
+      taskId: id,
+      from: ['submitted', 'working'],
+      to: 'input-required',
+      events: [],
+      at,
+    });
+    expect(refused).toBeUndefined();
+    expect((await h.engine.get(OWNER, id)).record.state).toBe('submitted');
+  });
+});
+
 describe('cancel', () => {
   it('cancels a queued task at once, with a canceled status event, and it never runs', async () => {
     const id = await submit(h.engine, call('greet', { name: 'never' }));

@@ -4,6 +4,7 @@ import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import type { SkillRegistry } from './registry.js';
 import {
+  canTransition,
   isInterrupted,
   isTerminal,
   type Message,
@@ -326,10 +327,20 @@ export class Engine {
   }
 
   async #commit(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
-    const events: TaskEvent[] = write.to
-      ? [...write.events, { kind: 'status', state: write.to, message: write.statusMessage }]
-      : write.events;
-    const result = await this.#store.write({ ...write, events }, dedupe);
+    const { to } = write;
+    if (!to) return this.#publishing(this.#store.write(write, dedupe));
+    // The transition table is the guard: only states that may lead to `to` go into the WHERE clause.
+    const from = write.from.filter((state) => canTransition(state, to));
+    if (from.length === 0) throw new Error(`no transition leads from ${write.from.join('|')} to ${to}`);
+    const events: TaskEvent[] = [
+      ...write.events,
+      { kind: 'status', state: to, message: write.statusMessage },
+    ];
+    return this.#publishing(this.#store.write({ ...write, from, events }, dedupe));
+  }
+
+  async #publishing(written: Promise<WriteResult | undefined>): Promise<WriteResult | undefined> {
+    const result = await written;
     if (result && !result.duplicate) this.#publish(result);
     return result;
   }

@@ -15,9 +15,6 @@ export interface LoggedEvent {
   event: TaskEvent;
 }
 
-export const isTerminalStatus = (e: TaskEvent, terminal: (s: TaskState) => boolean): boolean =>
-  e.kind === 'status' && terminal(e.state);
-
 type Listener = (events: readonly LoggedEvent[]) => void;
 
 /**

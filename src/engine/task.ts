@@ -37,11 +37,6 @@ export const TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>> = {
   rejected: [],
 };
 
-/** The states from which `to` may be entered: what a guarded write puts in its `WHERE state IN (...)`. */
-export function statesLeadingTo(to: TaskState): TaskState[] {
-  return TASK_STATES.filter((from) => TRANSITIONS[from].includes(to));
-}
-
 export const canTransition = (from: TaskState, to: TaskState): boolean => TRANSITIONS[from].includes(to);
 
 /** A part of a message or artifact, in A2A v1.0 JSON form (exactly one of text, raw, url, data). */
