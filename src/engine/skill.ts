@@ -46,7 +46,8 @@ export interface SkillContext<I> {
    * Asks the caller for input and returns their answer. The task moves to `input-required` and this
    * run ends; the caller's answer queues the task again and the skill runs from the start, where
    * this call now returns the answer at once (the k-th call returns the k-th answer). Work before
-   * the call is therefore repeated: keep it cheap or idempotent.
+   * the call is therefore repeated: keep it cheap or idempotent. The answers are the caller's
+   * messages after the first, in order, including any sent while the task was still working.
    */
   requestInput(prompt: string): Promise<Message>;
 }
