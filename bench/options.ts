@@ -25,6 +25,8 @@ export interface Options {
   templateTasks: number;
   profile: boolean;
   out: string;
+  /** Re-render the report from the results a run saved, measuring nothing. */
+  render?: string;
   argv: string[];
 }
 
@@ -39,6 +41,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --retained-sizes A,B  stored tasks for the retained scenario (default 1000,1000000)
   --no-profile          skip the CPU profiles of taskhandle
   --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file)
+  --render FILE         write the report again from the results a run saved (FILE is printed at its end)
   --smoke               seconds-long run of every scenario at tiny sizes (CI); asserts no timing`;
 
 export function parseOptions(argv: string[]): Options {
@@ -57,6 +60,7 @@ export function parseOptions(argv: string[]): Options {
       'retained-sizes': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
       out: { type: 'string' },
+      render: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -96,6 +100,7 @@ export function parseOptions(argv: string[]): Options {
     templateTasks: 10,
     profile: !values['no-profile'],
     out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),
+    ...(values.render ? { render: values.render } : {}),
     argv,
   };
 }

@@ -92,7 +92,8 @@ function packageOf({ functionName, url }: CallFrame): string {
   if (url.startsWith('node:')) return 'node: internals';
   const nm = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm?.[1]) return nm[1];
-  const own = /\/dist\/src\/(?:([^/]+)\/)?[^/]+$/.exec(url);
-  if (own) return `taskhandle src/${own[1] ? `${own[1]}/` : ''}`;
+  // taskhandle's own code, by folder: src/store/sqlite/, src/faces/a2a/, src/engine/ ...
+  const own = /\/dist\/src\/(.*\/)?[^/]+$/.exec(url);
+  if (own) return `taskhandle src/${own[1] ?? ''}`;
   return url;
 }

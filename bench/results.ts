@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load.js';
 import type { Machine } from './machine.js';
 import type { Options } from './options.js';
@@ -35,6 +36,16 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   profiles: [],
   errors: [],
 });
+
+/** Results as JSON (NaN, which JSON lacks, kept as a string), so a report can be rendered again. */
+export const saveResults = (path: string, r: Results): void =>
+  writeFileSync(
+    path,
+    JSON.stringify(r, (_k, v) => (Number.isNaN(v) ? 'NaN' : v)),
+  );
+
+export const loadResults = (path: string): Results =>
+  JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
 
 /** The medians over rounds of one scenario on one server. */
 export interface LoadSummary {

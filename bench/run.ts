@@ -1,10 +1,12 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { renderDocument } from './document.js';
 import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
 import { type ProfileSummary, profileLoad } from './profile.js';
 import { fanoutTable, loadTable, ms, retainedTable, targetsTable, writeReport } from './report.js';
-import { emptyResults, type Results } from './results.js';
+import { emptyResults, loadResults, type Results, saveResults } from './results.js';
 import { createTasks, sendBody } from './rpc.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
@@ -17,6 +19,12 @@ import { freshDbPath } from './temp.js';
 /** npm run bench: every scenario, interleaved rounds, one report. See docs/BENCHMARKS.md. */
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
+  if (o.render) {
+    const saved = loadResults(o.render);
+    writeReport(o.out, renderDocument(saved));
+    log(`report written to ${o.out} from ${o.render}`);
+    return;
+  }
   const started = performance.now();
   const r = emptyResults(o, describeMachine());
   const load: Load = {
@@ -97,8 +105,10 @@ async function main(): Promise<void> {
 
   const sections = [targetsTable(r), loadTable(r), fanoutTable(r), retainedTable(r)];
   console.log(`\n${sections.join('\n\n')}\n`);
+  const saved = join(tmpdir(), `taskhandle-bench-${o.smoke ? 'smoke' : 'results'}.json`);
+  saveResults(saved, r);
   writeReport(o.out, renderDocument(r));
-  log(`report written to ${o.out}; the run took ${r.elapsedS.toFixed(0)} s`);
+  log(`report written to ${o.out}; the run took ${r.elapsedS.toFixed(0)} s; results saved in ${saved}`);
   if (o.smoke) checkEverythingRan(r);
 }
 
