@@ -93,9 +93,16 @@ describe('SSE streams', () => {
     );
     const replayed = await retried.rest();
     const all = await reference.rest();
-    expect(replayed.map((e) => [e.id, e.data.result])).toEqual(
-      all.filter((e) => Number(e.id) > Number(next?.id)).map((e) => [e.id, e.data.result]),
-    );
+    // Every event after the one the client saw, each once, in order, to the end:
+    const ids = replayed.map((e) => Number(e.id));
+    expect(ids[0]).toBe(Number(next?.id) + 1);
+    expect(ids).toEqual(ids.map((_, i) => (ids[0] ?? 0) + i));
+    expect(result(replayed.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    // and the same events a live subscriber saw after its own snapshot.
+    const since = Math.max(Number(all[0]?.id), Number(next?.id));
+    const after = (events: SseEvent[]) =>
+      events.filter((e) => Number(e.id) > since).map((e) => [e.id, e.data.result]);
+    expect(after(replayed)).toEqual(after(all.slice(1)));
     const { body } = await agent.rpc('ListTasks', { pageSize: 100 }, V1);
     const sameMessage = body.result.tasks.filter(
       (t: { history?: { messageId: string }[] }) => t.history?.[0]?.messageId === message.messageId,

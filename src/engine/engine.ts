@@ -134,11 +134,11 @@ export class Engine {
         { kind: 'status', state: 'submitted' },
       ],
     });
-    if (created) {
-      this.#publish(result);
-      this.#queued();
-    }
-    return { kind: 'task', view: await this.#view(result.record.id), created };
+    if (!created) return { kind: 'task', view: await this.#view(result.record.id), created };
+    this.#publish(result);
+    this.#queued();
+    // The write returned the whole new task: no need to read it back.
+    return { kind: 'task', view: foldView(result.record, result.events), created };
   }
 
   async #sendToTask(owner: string, taskId: string, message: Message): Promise<SendResult> {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { ProtocolVersion } from './version.js';
 
@@ -9,13 +10,40 @@ export interface CallState {
   version: ProtocolVersion;
   /** SSE `Last-Event-ID` of a reconnecting client: resume after this event. */
   lastEventId?: number;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** Aborted when the client goes away or the server shuts down. */
+  readonly signal: AbortSignal;
   /** Sequence number of the event the handler last yielded: the SSE writer uses it as the event id. */
   cursor: StreamCursor;
 }
 
 const KEY = 'taskhandle.call';
+
+/**
+ * The state of one HTTP request's call. Its signal (client gone, or server shutting down) is made
+ * on first use: most calls (polls, non-blocking sends) never wait, and abort signals are not free.
+ */
+export function newCallState(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: { owner: string; version: ProtocolVersion; shutdown: AbortSignal },
+): CallState {
+  let signal: AbortSignal | undefined;
+  return {
+    owner: o.owner,
+    version: o.version,
+    lastEventId: parseLastEventId(req.headers['last-event-id']),
+    cursor: {},
+    get signal() {
+      if (!signal) {
+        const gone = new AbortController();
+        if (res.closed) gone.abort();
+        else res.once('close', () => gone.abort());
+        signal = AbortSignal.any([gone.signal, o.shutdown]);
+      }
+      return signal;
+    },
+  };
+}
 
 export function newCallContext(state: CallState, extensions: string[]): ServerCallContext {
   return new ServerCallContext({

@@ -5,7 +5,7 @@ import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/ser
 import type { Logger } from 'pino';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
-import { type CallState, finalizeLegacyEvent, newCallContext, parseLastEventId } from './call-state.js';
+import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions {
@@ -88,15 +88,11 @@ export function jsonRpcEndpoint(
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
 
-    const controller = new AbortController();
-    res.once('close', () => controller.abort());
-    const state: CallState = {
+    const state = newCallState(req, res, {
       owner: o.ownerOf(req),
       version: version.version,
-      lastEventId: parseLastEventId(req.headers['last-event-id']),
-      signal: AbortSignal.any([controller.signal, o.shutdown]),
-      cursor: {},
-    };
+      shutdown: o.shutdown,
+    });
     const extensions = String(req.headers['a2a-extensions'] ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -5,7 +5,7 @@ import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server'
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
-import { type CallState, finalizeLegacyEvent, newCallContext, parseLastEventId } from './call-state.js';
+import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { requestedVersion } from './version.js';
 
 export interface RestOptions {
@@ -37,15 +37,11 @@ export function restRouter(o: RestOptions): express.Router {
       res.status(400).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
       return;
     }
-    const controller = new AbortController();
-    res.once('close', () => controller.abort());
-    const state: CallState = {
+    const state = newCallState(req, res, {
       owner: o.ownerOf(req),
       version: legacy ? '0.3' : '1.0',
-      lastEventId: parseLastEventId(req.headers['last-event-id']),
-      signal: AbortSignal.any([controller.signal, o.shutdown]),
-      cursor: {},
-    };
+      shutdown: o.shutdown,
+    });
     states.set(req.headers, state);
     withSseIds(res, state, o.keepAliveMs);
     if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'])) return next();

@@ -16,6 +16,7 @@ import type {
   TaskStore,
   WriteResult,
 } from '../port.js';
+import { GroupCommit } from './group-commit.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements, type Statements, type TaskRow } from './statements.js';
 
@@ -30,6 +31,7 @@ export interface SqliteOptions {
 export class SqliteStore implements TaskStore {
   readonly #db: Database.Database;
   readonly #q: Statements;
+  readonly #writes: GroupCommit;
   #closed = false;
 
   constructor(options: SqliteOptions) {
@@ -41,10 +43,11 @@ export class SqliteStore implements TaskStore {
     this.#db.pragma('busy_timeout = 5000');
     migrate(this.#db);
     this.#q = prepareStatements(this.#db);
+    this.#writes = new GroupCommit(this.#db);
   }
 
   async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
-    return this.#db.transaction(() => {
+    return this.#writes.run(() => {
       const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
       if (existing && existing.expires_at > task.createdAt) {
         return { result: { record: toRecord(existing), events: [] }, created: false };
@@ -67,7 +70,7 @@ export class SqliteStore implements TaskStore {
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
       const events = this.#insertEvents(task.id, 1, task.createdAt, task.events);
       return { result: { record: toRecord(row), events }, created: true };
-    })();
+    });
   }
 
   async findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined> {
@@ -76,7 +79,7 @@ export class SqliteStore implements TaskStore {
   }
 
   async write(w: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
-    return this.#db.transaction((): WriteResult | undefined => {
+    return this.#writes.run((): WriteResult | undefined => {
       if (dedupe) {
         const existing = this.#q.findByMessageId.get(dedupe.owner, dedupe.messageId) as TaskRow | undefined;
         if (existing) return { record: toRecord(existing), events: [], duplicate: true };
@@ -97,7 +100,7 @@ export class SqliteStore implements TaskStore {
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
       const events = this.#insertEvents(w.taskId, row.last_seq - w.events.length + 1, w.at, w.events);
       return { record: toRecord(row), events };
-    })();
+    });
   }
 
   async getTask(id: string, now: number): Promise<TaskRecord | undefined> {
@@ -109,12 +112,11 @@ export class SqliteStore implements TaskStore {
     id: string,
     now: number,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
-    return this.#db.transaction(() => {
-      const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
-      if (!row) return undefined;
-      const log = (this.#q.viewEvents.all(id) as EventRow[]).map((e) => toLogged(id, e));
-      return { record: toRecord(row), log };
-    })();
+    // One connection and synchronous statements: no write can fall between these two reads.
+    const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
+    if (!row) return undefined;
+    const log = (this.#q.viewEvents.all(id) as EventRow[]).map((e) => toLogged(id, e));
+    return { record: toRecord(row), log };
   }
 
   async listTasks(f: ListFilter): Promise<ListPage> {
@@ -126,19 +128,17 @@ export class SqliteStore implements TaskStore {
       state: f.state ?? null,
       after: f.statusAfter ?? null,
     };
-    return this.#db.transaction(() => {
-      const rows = this.#q.listTasks.all({
-        ...params,
-        cursor_at: cursor?.at ?? null,
-        cursor_id: cursor?.id ?? null,
-        limit: f.pageSize + 1,
-      }) as TaskRow[];
-      const { total } = this.#q.countTasks.get(params) as { total: number };
-      const page = rows.slice(0, f.pageSize);
-      const last = page.at(-1);
-      const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
-      return { records: page.map(toRecord), nextPageToken, totalSize: total };
-    })();
+    const rows = this.#q.listTasks.all({
+      ...params,
+      cursor_at: cursor?.at ?? null,
+      cursor_id: cursor?.id ?? null,
+      limit: f.pageSize + 1,
+    }) as TaskRow[];
+    const { total } = this.#q.countTasks.get(params) as { total: number };
+    const page = rows.slice(0, f.pageSize);
+    const last = page.at(-1);
+    const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
+    return { records: page.map(toRecord), nextPageToken, totalSize: total };
   }
 
   async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
@@ -146,7 +146,7 @@ export class SqliteStore implements TaskStore {
   }
 
   async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
-    return this.#db.transaction(() => {
+    return this.#writes.run(() => {
       const candidates = this.#q.claimable.all({ now, limit }) as { id: string; state: TaskState }[];
       const claimed: ClaimedTask[] = [];
       for (const c of candidates) {
@@ -168,26 +168,29 @@ export class SqliteStore implements TaskStore {
         claimed.push({ record: toRecord(row), leaseToken, interrupted: !fresh, events });
       }
       return claimed;
-    })();
+    });
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {
-    const row = this.#q.renewLease.get({ id: taskId, token: leaseToken, now, until }) as
-      | { cancel_requested: number }
-      | undefined;
+    const row = await this.#writes.run(
+      () =>
+        this.#q.renewLease.get({ id: taskId, token: leaseToken, now, until }) as
+          | { cancel_requested: number }
+          | undefined,
+    );
     return { held: row !== undefined, cancelRequested: row?.cancel_requested === 1 };
   }
 
   async releaseLease(taskId: string, leaseToken: string): Promise<void> {
-    this.#q.releaseLease.run(taskId, leaseToken);
+    await this.#writes.run(() => this.#q.releaseLease.run(taskId, leaseToken));
   }
 
   async requestCancel(taskId: string): Promise<void> {
-    this.#q.requestCancel.run(taskId);
+    await this.#writes.run(() => this.#q.requestCancel.run(taskId));
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
-    return this.#db.transaction(() => {
+    return this.#writes.run(() => {
       const ids = (this.#q.expired.all(now, limit) as { id: string }[]).map((r) => r.id);
       for (const id of ids) {
         this.#q.deleteEvents.run(id);
@@ -195,7 +198,7 @@ export class SqliteStore implements TaskStore {
         this.#q.deleteTask.run(id);
       }
       return ids.length;
-    })();
+    });
   }
 
   async ping(): Promise<void> {
@@ -205,6 +208,7 @@ export class SqliteStore implements TaskStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#writes.flushNow();
     this.#db.close();
   }
 

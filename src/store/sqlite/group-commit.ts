@@ -1,0 +1,66 @@
+import type Database from 'better-sqlite3';
+
+interface Pending {
+  work: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: writes queued during one turn of the event loop run in a single transaction, so
+ * concurrent requests share one WAL sync instead of paying one each. Every write still runs in its
+ * own savepoint (better-sqlite3 nests `db.transaction` as savepoints), so one that fails rolls back
+ * alone; every caller is answered only after the commit that made its write durable.
+ */
+export class GroupCommit {
+  readonly #db: Database.Database;
+  #queue: Pending[] = [];
+  #scheduled = false;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+  }
+
+  /** Runs `work` (a synchronous write) in the next group; resolves with its result once committed. */
+  run<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  /** Commits what is queued now (before the database closes). */
+  flushNow(): void {
+    if (this.#queue.length > 0) this.#flush();
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const group = this.#queue;
+    this.#queue = [];
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.#db.transaction(() => {
+        for (const { work } of group) {
+          try {
+            outcomes.push({ ok: true, value: this.#db.transaction(work)() });
+          } catch (error) {
+            outcomes.push({ ok: false, value: error });
+          }
+        }
+      })();
+    } catch (error) {
+      // The commit itself failed (disk full, I/O error): nothing of the group is durable.
+      for (const p of group) p.reject(error);
+      return;
+    }
+    group.forEach((p, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) p.resolve(outcome.value);
+      else p.reject(outcome?.value);
+    });
+  }
+}
