@@ -62,7 +62,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return guard(async () => {
-      const { owner, signal, version } = callState(context);
+      const state = callState(context);
+      const { owner, version } = state;
       const result = await this.#engine.send(owner, toEngineMessage(params.message), params.metadata);
       if (result.kind === 'message') return toSdkMessage(result.message);
       const historyLength = params.configuration?.historyLength;
@@ -71,7 +72,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       const returnImmediately = params.configuration?.returnImmediately ?? version === '0.3';
       let view = result.view;
       if (!returnImmediately && !settled(view.record.state)) {
-        await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, signal);
+        await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, state.signal);
         view = await this.#engine.get(owner, view.record.id, historyLength);
       } else if (historyLength !== undefined) {
         view = await this.#engine.get(owner, view.record.id, historyLength);
