@@ -147,7 +147,16 @@ export class SqliteStore implements TaskStore {
 
   async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
     return this.#writes.run(() => {
-      const candidates = this.#q.claimable.all({ now, limit }) as { id: string; state: TaskState }[];
+      // Takeovers first: their tasks were accepted before anything still queued.
+      const orphans = this.#q.claimableOrphans.all({ now, limit }) as { id: string; state: TaskState }[];
+      const queued =
+        orphans.length < limit
+          ? (this.#q.claimableQueued.all({ now, limit: limit - orphans.length }) as {
+              id: string;
+              state: TaskState;
+            }[])
+          : [];
+      const candidates = [...orphans, ...queued];
       const claimed: ClaimedTask[] = [];
       for (const c of candidates) {
         const leaseToken = randomUUID();

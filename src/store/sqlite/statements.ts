@@ -60,12 +60,12 @@ const SQL = {
     ORDER BY updated_at DESC, id DESC LIMIT @limit`,
   countTasks: `SELECT count(*) AS total FROM tasks WHERE ${LIST_WHERE}`,
   // An expired task is gone for callers: running it would be wasted work that nobody can see.
-  claimable: `SELECT id, state FROM (
-      SELECT id, state, created_at FROM tasks WHERE state = 'submitted' AND expires_at > @now
-      UNION ALL
-      SELECT id, state, created_at FROM tasks
-        WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now
-    ) ORDER BY created_at LIMIT @limit`,
+  // Each on its own partial index (migration 3): the cost follows the active tasks, not the stored ones.
+  claimableOrphans: `SELECT id, state FROM tasks
+    WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now
+    ORDER BY lease_expires_at LIMIT @limit`,
+  claimableQueued: `SELECT id, state FROM tasks WHERE state = 'submitted' AND expires_at > @now
+    ORDER BY created_at LIMIT @limit`,
   claim: `UPDATE tasks SET
       lease_owner = @worker, lease_token = @token, lease_expires_at = @until, attempts = attempts + 1,
       -- a released lease (0) was a graceful shutdown; an expired one means its runner died
