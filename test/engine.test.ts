@@ -242,6 +242,19 @@ describe('running skills', () => {
   });
 });
 
+describe('progress', () => {
+  it('a report that changes nothing writes no event', async () => {
+    h.startRunner();
+    const id = await submit(h.engine, call('repeats', {}));
+    await waitForState(h.engine, id, 'completed');
+    const progress = (await h.store.readEvents(id, 0, 100)).filter((e) => e.event.kind === 'progress');
+    expect(progress.map((e) => e.event)).toEqual([
+      { kind: 'progress', progress: { percent: 10, message: 'same' } },
+      { kind: 'progress', progress: { percent: 20, message: 'same' } },
+    ]);
+  });
+});
+
 describe('the transition table guards every write', () => {
   it('refuses a transition the table does not have, and leaves out states that cannot lead to the target', async () => {
     const id = await submit(h.engine, call('waits', {}));

@@ -214,7 +214,23 @@ export function testSkills() {
     },
   });
 
+  /** Reports the same progress again and again, then a new one. */
+  const repeats = defineSkill({
+    ...common,
+    id: 'repeats',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      await ctx.progress({ percent: 10, message: 'same' });
+      await sleep(300); // past the throttle: only the comparison can drop the repeat
+      await ctx.progress({ percent: 10, message: 'same' });
+      await ctx.progress({ percent: 20, message: 'same' });
+      return undefined;
+    },
+  });
+
   const skills: AnySkill[] = [
+    repeats,
     asksLate,
     quick,
     greet,

@@ -35,6 +35,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   readonly #answers: Message[];
   #asked = 0;
   #lastProgressAt = 0;
+  #lastProgress: Progress | undefined;
   #pendingProgress: Progress | undefined;
   #progressTimer: NodeJS.Timeout | undefined;
 
@@ -59,6 +60,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   }
 
   async progress(progress: Progress): Promise<void> {
+    // A report that changes nothing is no event: pollers and streams see only real progress.
+    if (sameProgress(progress, this.#pendingProgress ?? this.#lastProgress)) return;
     this.#pendingProgress = progress;
     const wait = this.#lastProgressAt + PROGRESS_INTERVAL_MS - this.#engine.now();
     if (wait <= 0) return this.flush();
@@ -75,6 +78,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     const progress = this.#pendingProgress;
     if (!progress) return;
     this.#pendingProgress = undefined;
+    this.#lastProgress = progress;
     this.#lastProgressAt = this.#engine.now();
     await this.#write({ progress, events: [{ kind: 'progress', progress }] });
   }
@@ -126,3 +130,6 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     }
   }
 }
+
+const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
+  b !== undefined && a.percent === b.percent && a.message === b.message;
