@@ -22,6 +22,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { type Engine, type StreamItem, settled } from '../../engine/engine.js';
+import type { LoggedEvent } from '../../engine/events.js';
 import { callState } from './call-state.js';
 import { toProtocolError } from './errors.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
@@ -205,7 +206,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           state.cursor.seq = item.seq;
         } else {
           contextId ||= (await this.#engine.get(state.owner, id, 0)).record.contextId;
-          response = toStreamResponse(item.entry, contextId);
+          response = streamResponseOf(item.entry, contextId);
           state.cursor.seq = item.entry.seq;
           state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
         }
@@ -215,6 +216,20 @@ export class EngineRequestHandler implements A2ARequestHandler {
       throw toProtocolError(err);
     }
   }
+}
+
+/**
+ * Every subscriber of a task receives the same log entry objects from the event hub: convert each
+ * once, not once per subscriber (a transition watched by thousands of streams).
+ */
+const converted = new WeakMap<LoggedEvent, StreamResponse | null>();
+function streamResponseOf(entry: LoggedEvent, contextId: string): StreamResponse | undefined {
+  let response = converted.get(entry);
+  if (response === undefined) {
+    response = toStreamResponse(entry, contextId) ?? null;
+    converted.set(entry, response);
+  }
+  return response ?? undefined;
 }
 
 function requireId(id: string | undefined): string {
