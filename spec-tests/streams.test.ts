@@ -100,9 +100,9 @@ describe('SSE streams', () => {
     expect(result(replayed.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     // and the same events a live subscriber saw after its own snapshot.
     const since = Math.max(Number(all[0]?.id), Number(next?.id));
-    const after = (events: SseEvent[]) =>
+    const following = (events: SseEvent[]) =>
       events.filter((e) => Number(e.id) > since).map((e) => [e.id, e.data.result]);
-    expect(after(replayed)).toEqual(after(all.slice(1)));
+    expect(following(replayed)).toEqual(following(all.slice(1)));
     const { body } = await agent.rpc('ListTasks', { pageSize: 100 }, V1);
     const sameMessage = body.result.tasks.filter(
       (t: { history?: { messageId: string }[] }) => t.history?.[0]?.messageId === message.messageId,
