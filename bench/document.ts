@@ -42,6 +42,8 @@ npm run bench -- --smoke     # what CI runs: seconds, tiny sizes, no timing asse
   that rotates from round to round. Tables show the **median over rounds**.
 - Load: autocannon in the bench process, ${o.connections} keep-alive connections over loopback, no pipelining,
   \`POST /\` JSON-RPC with \`A2A-Version: 1.0\`; ${o.warmupS} s of warm-up, then ${o.durationS} s measured.
+  On this shared machine each measurement first waits (up to ${o.quietWaitS} s) for other processes to go idle, and is
+  repeated (up to ${o.retries} times, least disturbed kept) when they took more than 0.3 cores meanwhile.
   Every measurement starts a fresh server process (its own temp database); CPU and memory are read
   from /proc for that process alone. A JSON-RPC error answer counts as a failure, not a request.
 - Servers: ${SERVER_KINDS.map((k) => SERVER_LABELS[k]).join('; ')}.

@@ -10,6 +10,8 @@ export interface LoadOptions {
   warmupS: number;
   /** Wait up to this long for the machine to be idle before starting (0: start at once). */
   quietWaitS: number;
+  /** Measure again, up to this many times, when other processes took more than 0.3 cores meanwhile. */
+  retries: number;
   /** The body of each request, built per request (unique ids, round-robin task ids). */
   body: () => string;
 }
@@ -33,9 +35,25 @@ export interface LoadResult {
   windowUs: [number, number];
 }
 
-/** Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining. */
+const DISTURBED_CORES = 0.3;
+
+/**
+ * Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining. On a
+ * shared machine, a measurement that other processes disturbed is repeated; the least disturbed one
+ * is kept (all of them are one server process's figures, so they compare).
+ */
 export async function measure(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
-  if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, server.pid);
+  let best: LoadResult | undefined;
+  for (let attempt = 0; attempt <= o.retries; attempt++) {
+    const m = await measureOnce(server, o);
+    if (!best || m.otherCpu < best.otherCpu) best = m;
+    if (best.otherCpu <= DISTURBED_CORES) break;
+  }
+  return best as LoadResult;
+}
+
+async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
+  if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, server.pid, DISTURBED_CORES);
   if (o.warmupS > 0) await fire(server.url, o.connections, o.warmupS, o.body);
   const cpu0 = process.cpuUsage();
   const serverCpu0 = server.cpuSeconds();

@@ -12,6 +12,8 @@ export interface Options {
   warmupS: number;
   /** Before each measurement, wait up to this long for the (shared) machine to go idle. */
   quietWaitS: number;
+  /** Measure again (at most this many times) when other processes disturbed a measurement. */
+  retries: number;
   connections: number;
   scenarios: Set<Scenario>;
   /** Tasks created before the poll scenario, polled round-robin. */
@@ -35,6 +37,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --rounds N            interleaved rounds (default 3)
   --duration S          seconds per measurement (default 10), after --warmup S (default 2)
   --quiet-wait S        before each measurement, wait up to S s for the machine to go idle (default 20)
+  --retries N           measure again, up to N times, when other processes took > 0.3 cores (default 2)
   --only LIST           scenarios, comma-separated: ${SCENARIOS.join(',')} (default all)
   --subscribers N       fan-out SSE subscribers (default 10000), --fanout-tasks M (default 100)
   --sdk-subscribers N   fan-out subscribers for the SDK reference (default: --subscribers)
@@ -53,6 +56,7 @@ export function parseOptions(argv: string[]): Options {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       'quiet-wait': { type: 'string' },
+      retries: { type: 'string' },
       only: { type: 'string' },
       subscribers: { type: 'string' },
       'sdk-subscribers': { type: 'string' },
@@ -88,6 +92,7 @@ export function parseOptions(argv: string[]): Options {
     durationS: num(values.duration, smoke ? 1 : 10, 'duration'),
     warmupS: values.warmup === '0' ? 0 : num(values.warmup, smoke ? 0.2 : 2, 'warmup'),
     quietWaitS: values['quiet-wait'] === '0' ? 0 : num(values['quiet-wait'], smoke ? 0 : 20, 'quiet-wait'),
+    retries: values.retries === '0' ? 0 : num(values.retries, smoke ? 0 : 2, 'retries'),
     connections: 32,
     scenarios,
     pollTasks: smoke ? 50 : 1000,

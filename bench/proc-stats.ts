@@ -40,7 +40,7 @@ export function machineBusySeconds(): number {
  * one second, so that a measurement does not start in the middle of someone else's burst.
  * The server under test does not count. Returns the cores busy in the last second sampled.
  */
-export async function waitForQuiet(maxS: number, serverPid: number, idleCores = 0.3): Promise<number> {
+export async function waitForQuiet(maxS: number, serverPid: number, idleCores: number): Promise<number> {
   const deadline = performance.now() + maxS * 1000;
   for (;;) {
     const before = machineBusySeconds() - cpuSeconds(serverPid);

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     durationS: o.durationS,
     warmupS: o.warmupS,
     quietWaitS: o.quietWaitS,
+    retries: o.retries,
   };
   log(
     `taskhandle bench: ${o.rounds} round(s), ${o.durationS} s per measurement, ${r.machine.cpu}, ${r.machine.cores} cores`,
