@@ -106,7 +106,7 @@ export class Engine {
     const existing = await this.#store.findByMessageId(owner, message.messageId);
     // An expired task (not swept yet) no longer answers for its messageId: the retry makes a new task.
     if (existing && existing.expiresAt > this.now())
-      return { kind: 'task', view: await this.#view(existing.id), created: false };
+      return { kind: 'task', view: await this.get(owner, existing.id), created: false };
 
     const { skill, input } = this.#skills.resolve(message);
     const reply = skill.directReply?.(message);
@@ -134,7 +134,7 @@ export class Engine {
         { kind: 'status', state: 'submitted' },
       ],
     });
-    if (!created) return { kind: 'task', view: await this.#view(result.record.id), created };
+    if (!created) return { kind: 'task', view: await this.get(owner, result.record.id), created };
     this.#publish(result);
     this.#queued();
     // The write returned the whole new task: no need to read it back.
@@ -168,7 +168,7 @@ export class Engine {
       );
       if (!result) continue; // the task moved on meanwhile: look again
       if (requeue && !result.duplicate) this.#queued();
-      return { kind: 'task', view: await this.#view(taskId), created: false };
+      return { kind: 'task', view: await this.get(owner, taskId), created: false };
     }
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
   }
@@ -221,7 +221,7 @@ export class Engine {
           events: [],
           at: this.now(),
         });
-        if (result) return this.#view(id);
+        if (result) return this.get(owner, id);
         continue; // claimed or answered meanwhile
       }
       await this.#store.requestCancel(id);
@@ -239,7 +239,7 @@ export class Engine {
           at: this.now(),
         });
       }
-      return this.#view(id);
+      return this.get(owner, id);
     }
   }
 
@@ -358,12 +358,6 @@ export class Engine {
     const record = await this.#store.getTask(id, this.now());
     if (!record || record.owner !== owner) throw notFound(id);
     return record;
-  }
-
-  async #view(id: string): Promise<TaskView> {
-    const found = await this.#store.getTaskWithLog(id, this.now());
-    if (!found) throw notFound(id);
-    return foldView(found.record, found.log);
   }
 }
 

@@ -29,7 +29,7 @@ export function fromSdkState(state: SdkState): TaskState | undefined {
   return undefined;
 }
 
-const sdkMessage = (m: Message): SdkMessage => SdkMessageCodec.fromJSON(m);
+export const toSdkMessage = (m: Message): SdkMessage => SdkMessageCodec.fromJSON(m);
 
 /** A caller's message, checked for what the engine relies on; errors name the field. */
 export function toEngineMessage(message: SdkMessage | undefined): Message {
@@ -50,16 +50,14 @@ export function toSdkTask(view: TaskView): SdkTask {
     contextId: r.contextId,
     status: {
       state: TO_SDK_STATE[r.state],
-      message: r.statusMessage && sdkMessage(r.statusMessage),
+      message: r.statusMessage && toSdkMessage(r.statusMessage),
       timestamp: new Date(r.updatedAt).toISOString(),
     },
     artifacts: view.artifacts.map((a) => SdkArtifactCodec.fromJSON(a)),
-    history: view.history.map(sdkMessage),
+    history: view.history.map(toSdkMessage),
     metadata: { ...r.metadata, [HANDLE_EXTENSION_URI]: handleOf(r) },
   };
 }
-
-export const toSdkMessage = sdkMessage;
 
 /** One log entry as a stream event; `undefined` for entries streams do not show (the caller's own messages). */
 export function toStreamResponse(entry: LoggedEvent, contextId: string): StreamResponse | undefined {
@@ -75,7 +73,7 @@ export function toStreamResponse(entry: LoggedEvent, contextId: string): StreamR
             contextId,
             status: {
               state: TO_SDK_STATE[event.state],
-              message: event.message && sdkMessage(event.message),
+              message: event.message && toSdkMessage(event.message),
               timestamp,
             },
             metadata: undefined,
