@@ -1,0 +1,180 @@
+import { createRequire } from 'node:module';
+import type * as IpAddr from 'ipaddr.js';
+
+// ipaddr.js is CommonJS typed as an ambient `export =` namespace: without esModuleInterop tsc refuses a
+// default import, and Node's ESM loader sees no named exports in it, so load it the CommonJS way.
+const ipaddr = createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr;
+
+/**
+ * Which webhook destinations an operator has opened on purpose. Everything that is not public
+ * unicast is refused unless it is listed here; there is deliberately no "allow all" switch.
+ *
+ * @example
+ *   const policy = parseAllowList('127.0.0.0/8, ::1/128, hooks.internal.example');
+ *   refuseAddress('127.0.0.1', policy); // undefined: allowed
+ */
+export interface AddressPolicy {
+  /** CIDR ranges (single IPs become /32 or /128) whose addresses may be connected to. */
+  readonly ranges: ReadonlyArray<readonly [IpAddr.IPv4 | IpAddr.IPv6, number]>;
+  /** Host names (lower case, no trailing dot) that may be used whatever they resolve to. */
+  readonly hosts: ReadonlySet<string>;
+}
+
+type IP = IpAddr.IPv4 | IpAddr.IPv6;
+
+// DNS labels as operators write them; IDNs must be given in punycode (xn--...), as URL hosts are.
+const HOST_NAME =
+  /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+/**
+ * Parses the operator's allow-list: comma-separated CIDRs, single IPs and host names.
+ * Throws an Error naming the first bad entry so a typo stops the server at startup instead of
+ * silently leaving a range closed (or open).
+ *
+ * @example parseAllowList('10.0.0.0/8,localhost') // opens 10/8 and the name localhost
+ */
+export function parseAllowList(spec: string | undefined): AddressPolicy {
+  const ranges: Array<readonly [IP, number]> = [];
+  const hosts = new Set<string>();
+  for (const raw of (spec ?? '').split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const range = parseRange(entry);
+    if (range) {
+      ranges.push(range);
+      continue;
+    }
+    const host = normalizeHost(entry);
+    // A last label of digits is a mistyped address ("10.0.0"), never a name WHATWG URL would keep.
+    if (HOST_NAME.test(host) && !/(^|\.)[0-9]+$/.test(host)) {
+      hosts.add(host);
+      continue;
+    }
+    throw new Error(`push allow-list: "${entry}" is not a CIDR, an IP address or a host name`);
+  }
+  return { ranges, hosts };
+}
+
+function parseRange(entry: string): readonly [IP, number] | undefined {
+  // Only the four-part decimal form for IPv4: "10" or "127.1" in a config file is a typo, not shorthand.
+  const [addr, bits, ...rest] = entry.split('/');
+  if (addr === undefined || rest.length > 0) return undefined;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(addr) && !ipaddr.IPv6.isValid(addr)) return undefined;
+  if (bits === undefined) {
+    const ip = ipaddr.parse(addr);
+    return [ip, ip.kind() === 'ipv4' ? 32 : 128];
+  }
+  return ipaddr.isValidCIDR(entry) ? ipaddr.parseCIDR(entry) : undefined;
+}
+
+function normalizeHost(host: string): string {
+  const lower = host.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+/** True when the operator listed this exact host name (case-insensitive, trailing dot ignored). */
+export function isAllowedHost(host: string, policy: AddressPolicy): boolean {
+  return policy.hosts.has(normalizeHost(host));
+}
+
+const RANGE_NAMES: Record<string, string> = {
+  unspecified: 'an unspecified',
+  broadcast: 'a broadcast',
+  multicast: 'a multicast',
+  linkLocal: 'a link-local',
+  loopback: 'a loopback',
+  carrierGradeNat: 'a carrier-grade NAT (100.64.0.0/10)',
+  private: 'a private',
+  reserved: 'a reserved',
+  uniqueLocal: 'a unique-local (fc00::/7)',
+  rfc6052: 'a NAT64',
+  rfc6145: 'an IPv4-translated',
+  '6to4': 'a 6to4',
+  teredo: 'a Teredo',
+  ipv4Compatible: 'a deprecated IPv4-compatible',
+};
+
+// NAT64 well-known prefix: the last 32 bits are an IPv4 address the gateway will connect to.
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+// ipaddr.js calls ::a.b.c.d "unicast"; some stacks still route these, and nobody serves webhooks there.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
+/**
+ * Classifies an address Node is about to connect to. Returns undefined if it may be used,
+ * otherwise a short reason such as "127.0.0.1 is a loopback address".
+ *
+ * @example refuseAddress('::ffff:7f00:1', parseAllowList(undefined)) // "... is a loopback address"
+ */
+export function refuseAddress(ip: string, policy: AddressPolicy): string | undefined {
+  let parsed: IP;
+  try {
+    parsed = ipaddr.parse(ip);
+  } catch {
+    return `${ip} is not an IP address`;
+  }
+  // The address the packets really go to: IPv4-mapped and NAT64 forms carry an IPv4 inside.
+  const target = embeddedIPv4(parsed) ?? parsed;
+  if (isAllowedRange(parsed, policy) || isAllowedRange(target, policy)) return undefined;
+  let range: string = target.range();
+  if (range === 'unicast' && target.kind() === 'ipv6' && target.match(IPV4_COMPATIBLE))
+    range = 'ipv4Compatible';
+  if (range === 'unicast') return undefined;
+  const via = target === parsed ? '' : ` (${target.toString()} inside)`;
+  return `${ip} is ${RANGE_NAMES[range] ?? `a ${range}`} address${via}`;
+}
+
+function embeddedIPv4(ip: IP): IpAddr.IPv4 | undefined {
+  if (ip.kind() !== 'ipv6') return undefined;
+  const v6 = ip as IpAddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+  if (v6.match(NAT64)) {
+    const bytes = v6.toByteArray().slice(12);
+    return ipaddr.fromByteArray(bytes) as IpAddr.IPv4;
+  }
+  return undefined;
+}
+
+function isAllowedRange(ip: IP, policy: AddressPolicy): boolean {
+  return policy.ranges.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
+}
+
+// Cloud metadata services answer to these names (GCE, AWS EC2); every *.internal name is a private one.
+const METADATA_NAMES = new Set(['metadata', 'instance-data']);
+
+/** A reason to refuse a host name before resolving it, or undefined. */
+function refuseHostName(host: string): string | undefined {
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a loopback host name`;
+  if (METADATA_NAMES.has(host) || host.endsWith('.internal'))
+    return `${host} is a cloud-metadata/internal host name`;
+  return undefined;
+}
+
+/**
+ * The check made when a push config is created. Host names that need DNS pass here; their
+ * addresses are checked again when the webhook client connects (see webhook-client.ts).
+ *
+ * @example checkWebhookUrl('http://2130706433/', policy) // { reason: '127.0.0.1 is a loopback address' }
+ */
+export function checkWebhookUrl(raw: string, policy: AddressPolicy): { url: URL } | { reason: string } {
+  let url: URL;
+  try {
+    // WHATWG parsing already turns 2130706433, 0x7f.1 and 017700000001 into 127.0.0.1.
+    url = new URL(raw);
+  } catch {
+    return { reason: 'not a valid URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { reason: `protocol ${url.protocol} is not allowed (use http: or https:)` };
+  }
+  if (url.username !== '' || url.password !== '') return { reason: 'credentials in the URL are not allowed' };
+  if (url.hostname === '') return { reason: 'the URL has no host' };
+
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (ipaddr.isValid(host)) {
+    const reason = refuseAddress(host, policy);
+    return reason === undefined ? { url } : { reason };
+  }
+  if (isAllowedHost(host, policy)) return { url };
+  const reason = refuseHostName(normalizeHost(host));
+  return reason === undefined ? { url } : { reason };
+}
