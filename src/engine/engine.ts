@@ -103,11 +103,8 @@ export class Engine {
    */
   async send(owner: string, message: Message, metadata?: Record<string, unknown>): Promise<SendResult> {
     if (message.taskId) return this.#sendToTask(owner, message.taskId, message);
-    const existing = await this.#store.findByMessageId(owner, message.messageId);
-    // An expired task (not swept yet) no longer answers for its messageId: the retry makes a new task.
-    if (existing && existing.expiresAt > this.now())
-      return { kind: 'task', view: await this.get(owner, existing.id), created: false };
-
+    // No lookup of messageId first: createTask answers a retry with the task it made, in the same
+    // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
     const { skill, input } = this.#skills.resolve(message);
     const reply = skill.directReply?.(message);
     if (reply) return { kind: 'message', message: reply };

@@ -10,15 +10,18 @@ interface Pending {
  * Group commit: writes queued during one turn of the event loop run in a single transaction, so
  * concurrent requests share one WAL sync instead of paying one each. Every write still runs in its
  * own savepoint (better-sqlite3 nests `db.transaction` as savepoints), so one that fails rolls back
- * alone; every caller is answered only after the commit that made its write durable.
+ * alone; every caller is answered only after the commit that made its write durable (`durable`,
+ * when given, resolves once what was committed is on disk).
  */
 export class GroupCommit {
   readonly #db: Database.Database;
+  readonly #durable: (() => Promise<void>) | undefined;
   #queue: Pending[] = [];
   #scheduled = false;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, durable?: () => Promise<void>) {
     this.#db = db;
+    this.#durable = durable;
   }
 
   /** Runs `work` (a synchronous write) in the next group; resolves with its result once committed. */
@@ -57,10 +60,18 @@ export class GroupCommit {
       for (const p of group) p.reject(error);
       return;
     }
-    group.forEach((p, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.ok) p.resolve(outcome.value);
-      else p.reject(outcome?.value);
+    const answer = () =>
+      group.forEach((p, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.ok) p.resolve(outcome.value);
+        else p.reject(outcome?.value);
+      });
+    if (!this.#durable) {
+      answer();
+      return;
+    }
+    this.#durable().then(answer, (error: unknown) => {
+      for (const p of group) p.reject(error);
     });
   }
 }
