@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../src/store/port.js';
 import { contract } from './store-contract/context.js';
 import { leaseContract } from './store-contract/leases.js';
+import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
 import { writeContract } from './store-contract/writes.js';
 
@@ -28,6 +29,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     writeContract(c);
     readContract(c);
     leaseContract(c);
+    pushContract(c);
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
