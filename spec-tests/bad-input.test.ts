@@ -107,36 +107,58 @@ describe('bad input', () => {
     expect(v03Method.body.error.code).toBe(-32601);
   });
 
-  it('push notifications and the extended card are refused with their own errors (card: not offered)', async () => {
-    const calls: [string, unknown, '1.0' | '0.3', number][] = [
-      [
-        'CreateTaskPushNotificationConfig',
-        { taskId: before.id, url: 'https://example.com/hook' },
-        '1.0',
-        -32003,
-      ],
-      ['ListTaskPushNotificationConfigs', { taskId: before.id }, '1.0', -32003],
-      ['GetExtendedAgentCard', {}, '1.0', -32007],
-      [
-        'tasks/pushNotificationConfig/set',
-        { taskId: before.id, pushNotificationConfig: { url: 'https://example.com/hook' } },
-        '0.3',
-        -32003,
-      ],
-      ['agent/getAuthenticatedExtendedCard', {}, '0.3', -32007],
+  it('the extended card is refused with its own error (card: not offered)', async () => {
+    expect((await agent.rpc('GetExtendedAgentCard', {}, { version: '1.0' })).body.error?.code).toBe(-32007);
+    const legacy = await agent.rpc('agent/getAuthenticatedExtendedCard', {}, { version: '0.3' });
+    expect(legacy.body.error?.code).toBe(-32007);
+  });
+
+  it('a webhook that would reach a private address is invalid params naming the reason, on every face', async () => {
+    const hooks = [
+      'http://127.0.0.1:9/hook',
+      'http://[::ffff:10.0.0.1]/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://localhost/hook',
+      'ftp://example.com/hook',
     ];
-    for (const [method, params, version, code] of calls) {
-      const { body } = await agent.rpc(method, params, { version });
-      expect(body.error?.code, method).toBe(code);
+    for (const url of hooks) {
+      const { body } = await agent.rpc(
+        'CreateTaskPushNotificationConfig',
+        { taskId: before.id, url },
+        { version: '1.0' },
+      );
+      expect(body.error?.code, url).toBe(-32602);
+      expect(body.error?.message, url).toMatch(/url .*(address|http|refused|name)/i);
     }
+    const legacy = await agent.rpc(
+      'tasks/pushNotificationConfig/set',
+      { taskId: before.id, pushNotificationConfig: { url: 'http://192.168.1.1/hook' } },
+      { version: '0.3' },
+    );
+    expect(legacy.body.error?.code).toBe(-32602);
+    expect(legacy.body.error?.message).toContain('192.168.1.1 is a private address');
     const rest = await fetch(`${agent.url}/rest/tasks/${before.id}/pushNotificationConfigs`, {
       method: 'POST',
       headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json' },
-      body: JSON.stringify({ url: 'https://example.com/hook' }),
+      body: JSON.stringify({ url: 'http://100.64.0.1/hook' }),
     });
     expect(rest.status).toBe(400);
-    const reply = (await rest.json()) as { error: { details: { reason: string }[] } };
-    expect(reply.error.details[0]?.reason).toBe('PUSH_NOTIFICATION_NOT_SUPPORTED');
+    expect(JSON.stringify(await rest.json())).toContain('100.64.0.1 is a carrier-grade NAT');
+    const send = await agent.rpc(
+      'SendMessage',
+      {
+        message: { messageId: 'inline-bad-hook', role: 'ROLE_USER', parts: [{ text: 'x' }] },
+        configuration: { taskPushNotificationConfig: { url: 'http://10.1.2.3/hook' } },
+      },
+      { version: '1.0' },
+    );
+    expect(send.body.error?.code).toBe(-32602);
+    const list = await agent.rpc(
+      'ListTaskPushNotificationConfigs',
+      { taskId: before.id },
+      { version: '1.0' },
+    );
+    expect(list.body.result).toEqual({}); // nothing registered (v1.0 JSON leaves out empty lists)
   });
 
   it('A2A-Version may come as a request parameter instead of a header (spec 3.6.1)', async () => {

@@ -66,6 +66,8 @@ export async function launch(o: LaunchOptions = {}): Promise<Agent> {
       DATABASE_URL: `sqlite:${dbPath}`,
       LOG_LEVEL: 'info',
       SQLITE_SYNCHRONOUS: 'normal',
+      // Tests register webhooks on example.com too: a test machine must never call out.
+      PUSH_ALLOW_PUBLIC: 'false',
       ...o.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,7 @@
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { type AddressPolicy, parseAllowList } from './push/address-policy.js';
 
 /** Where the package lives (dist/src/config.js -> the repository root). */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -12,6 +14,7 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .max(max, `must be at most ${max}`);
 
 const SECOND = 1000;
+const MINUTE = 60 * SECOND;
 const DAY = 86_400 * SECOND;
 
 /** Every setting, read from the environment once at start. The README lists them. */
@@ -38,9 +41,24 @@ const Env = z.object({
   SWEEP_INTERVAL_MS: int(100).default(60 * SECOND),
   SHUTDOWN_TIMEOUT_MS: int(0).default(10 * SECOND),
   SSE_KEEPALIVE_MS: int(100).default(15 * SECOND),
+  PUSH_ALLOW: z.string().default(''),
+  PUSH_ALLOW_PUBLIC: z.enum(['true', 'false']).default('true'),
+  PUSH_TIMEOUT_MS: int(100).default(10 * SECOND),
+  PUSH_MAX_AGE_MS: int(SECOND).default(DAY),
+  PUSH_RETRY_MS: int(10).default(SECOND),
+  PUSH_RETRY_MAX_MS: int(10).default(10 * MINUTE),
+  PUSH_CONCURRENCY: int(1, 10_000).default(32),
+  PUSH_POLL_MS: int(10).default(SECOND),
+  KEYS_DIR: z.string().min(1).optional(),
 });
 
-export type Config = z.infer<typeof Env> & { database: DatabaseConfig };
+export type Config = z.infer<typeof Env> & {
+  database: DatabaseConfig;
+  /** PUSH_ALLOW, parsed: the addresses webhooks may have besides public ones. */
+  pushPolicy: AddressPolicy;
+  /** Where the webhook signing keys live: KEYS_DIR, else `keys/` beside the SQLite file. */
+  keysDir: string;
+};
 
 export type DatabaseConfig = { kind: 'sqlite'; path: string };
 
@@ -57,7 +75,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
     throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
   }
-  return { ...parsed.data, database: parseDatabaseUrl(parsed.data.DATABASE_URL) };
+  const database = parseDatabaseUrl(parsed.data.DATABASE_URL);
+  let pushPolicy: AddressPolicy;
+  try {
+    pushPolicy = parseAllowList(parsed.data.PUSH_ALLOW, parsed.data.PUSH_ALLOW_PUBLIC === 'true');
+  } catch (err) {
+    throw new ConfigError(`PUSH_ALLOW=${JSON.stringify(parsed.data.PUSH_ALLOW)}: ${(err as Error).message}`);
+  }
+  const beside = database.path === ':memory:' ? './data' : dirname(database.path);
+  return { ...parsed.data, database, pushPolicy, keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys') };
 }
 
 /** `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; PostgreSQL comes with multi-instance support. */

@@ -2,12 +2,16 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
+import { rotateSigningKey } from './push/signing-keys.js';
 import { startServer } from './server.js';
 
 const USAGE = `usage: taskhandle serve [--conformance]
+       taskhandle keys rotate
 
   serve              run the agent (settings from the environment; see README)
-  --conformance      add the a2a-tck fixture skill and make it the default skill`;
+  --conformance      add the a2a-tck fixture skill and make it the default skill
+  keys rotate        make a new webhook signing key in KEYS_DIR; a running server signs with it
+                     within 10 s, and keeps the old public key published until its tokens expire`;
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -15,6 +19,11 @@ async function main(): Promise<void> {
     options: { conformance: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
   });
   const command = positionals[0] ?? 'serve';
+  if (command === 'keys' && positionals[1] === 'rotate' && !values.help) {
+    const { keysDir } = loadConfig();
+    console.log(JSON.stringify({ rotated: true, kid: await rotateSigningKey(keysDir), dir: keysDir }));
+    return;
+  }
   if (values.help || command !== 'serve') {
     console.log(USAGE);
     process.exitCode = values.help ? 0 : 2;
@@ -29,6 +38,10 @@ async function main(): Promise<void> {
     env.DEFAULT_SKILL = conformanceSkill.id;
     // The kit leaves many fixture tasks open (working, idle) at once: give them room to run.
     env.RUNNER_CONCURRENCY ??= '1000';
+    // The kit's webhook receiver listens on localhost: open exactly that. Its other webhooks point
+    // at example.com and must never be called from a test machine: close public addresses.
+    env.PUSH_ALLOW ??= 'localhost,127.0.0.0/8,::1';
+    env.PUSH_ALLOW_PUBLIC ??= 'false';
   }
   const config = loadConfig(env);
   const server = await startServer({ config, skills });

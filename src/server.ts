@@ -13,9 +13,12 @@ import { Runner } from './engine/runner.js';
 import type { AnySkill } from './engine/skill.js';
 import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a2a/agent-card.js';
 import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
+import { renderNotification } from './faces/a2a/push-body.js';
 import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { InFlight } from './faces/http/in-flight.js';
+import { PushDispatcher } from './push/dispatcher.js';
+import { SigningKeys } from './push/signing-keys.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
 import type { TaskStore } from './store/port.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
@@ -39,6 +42,8 @@ export interface RunningServer {
 
 /** At shutdown, how long answers still being written get before their sockets are closed. */
 const DRAIN_MS = 2000;
+/** How often keys rotated by `taskhandle keys rotate` (another process) are picked up. */
+const KEYS_RELOAD_MS = 10_000;
 
 /** Until identity lands, every caller is the same principal; the engine already scopes by owner. */
 const ownerOf = (_req: IncomingMessage): string => 'anonymous';
@@ -91,7 +96,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     engine,
     card: () => currentCard().sdk,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    pushPolicy: config.pushPolicy,
   });
+  let keys: SigningKeys | undefined;
   const shutdown = new AbortController();
   const bodyAndStreams = {
     maxBodyBytes: config.MAX_BODY_BYTES,
@@ -103,6 +110,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = express();
   app.disable('x-powered-by');
   app.get('/.well-known/agent-card.json', serveCard(currentCard));
+  // The public keys that verify our webhook notifications' signatures.
+  app.get('/.well-known/jwks.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=60').json(keys?.jwks());
+  });
   app.get('/healthz', async (_req, res) => {
     try {
       await store.ping();
@@ -151,8 +162,37 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url =
     config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
   card = publishCard(config.AGENT_CARD_FILE, url, skills.all());
+  const signing = await SigningKeys.open(config.keysDir, { issuer: url }).catch(async (err: Error) => {
+    server.close();
+    await store.close();
+    throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
+  });
+  keys = signing;
+  const keysReload = setInterval(() => {
+    signing
+      .reload()
+      .then(() => signing.prune())
+      .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
+  }, KEYS_RELOAD_MS);
+  keysReload.unref();
+  const dispatcher = new PushDispatcher({
+    store,
+    keys: signing,
+    render: renderNotification,
+    policy: config.pushPolicy,
+    timeoutMs: config.PUSH_TIMEOUT_MS,
+    maxAgeMs: config.PUSH_MAX_AGE_MS,
+    retryBaseMs: config.PUSH_RETRY_MS,
+    retryMaxMs: config.PUSH_RETRY_MAX_MS,
+    concurrency: config.PUSH_CONCURRENCY,
+    pollMs: config.PUSH_POLL_MS,
+    clock: engine.now,
+    logger,
+  });
+  engine.onPushQueued(() => dispatcher.nudge());
   runner.start();
   sweeper.start();
+  dispatcher.start();
   logger.info(
     { url, database: config.database, skills: skills.all().map((s) => s.id) },
     'taskhandle listening',
@@ -166,6 +206,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       server.closeIdleConnections();
       await runner.stop(config.SHUTDOWN_TIMEOUT_MS);
       await sweeper.stop();
+      clearInterval(keysReload);
+      // Deliveries cut short are retried at the next start, once their lease has run out.
+      await dispatcher.stop(Math.min(config.SHUTDOWN_TIMEOUT_MS, config.PUSH_TIMEOUT_MS + 1000));
       // Waiting blocking sends now answer with the task as it stands, and open streams end: their
       // clients resume with Last-Event-ID on another instance or after the restart.
       shutdown.abort();

@@ -20,6 +20,7 @@ const record = (statusMessage?: Message): TaskRecord => ({
   attempts: 1,
   interruptions: 0,
   cancelRequested: false,
+  pushConfigs: 0,
 });
 
 const logged = (events: TaskEvent[]): LoggedEvent[] =>

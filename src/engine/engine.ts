@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { GuardedWrite, ListPage, MessageKey, TaskStore, WriteResult } from '../store/port.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
+import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
 import type { SkillRegistry } from './registry.js';
 import {
   canTransition,
@@ -67,6 +68,9 @@ export class Engine {
   readonly now: () => number;
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
+  readonly #pushListeners = new Set<() => void>();
+  /** The webhooks of callers' tasks. */
+  readonly push: PushConfigs;
 
   constructor(options: EngineOptions) {
     this.#store = options.store;
@@ -75,6 +79,7 @@ export class Engine {
     this.#maxTtlMs = options.maxTtlMs;
     this.#cancelGraceMs = options.cancelGraceMs;
     this.now = options.clock ?? Date.now;
+    this.push = new PushConfigs(this.#store, this.now);
   }
 
   get store(): TaskStore {
@@ -91,6 +96,12 @@ export class Engine {
     return () => this.#queuedListeners.delete(listener);
   }
 
+  /** Called after a write to a task with webhooks (it may have queued notifications). */
+  onPushQueued(listener: () => void): () => void {
+    this.#pushListeners.add(listener);
+    return () => this.#pushListeners.delete(listener);
+  }
+
   /** Called when a cancel is requested for a working task (the runner aborts its job if it holds it). */
   onCancelRequested(listener: (taskId: string) => void): () => void {
     this.#cancelListeners.add(listener);
@@ -100,9 +111,19 @@ export class Engine {
   /**
    * Delivers a caller's message: to the task it names, or to a new task of the skill it selects.
    * A message whose (owner, messageId) was already delivered returns that task and changes nothing.
+   * A webhook given with the message is registered with the task it makes, in the same transaction.
    */
-  async send(owner: string, message: Message, metadata?: Record<string, unknown>): Promise<SendResult> {
-    if (message.taskId) return this.#sendToTask(owner, message.taskId, message);
+  async send(
+    owner: string,
+    message: Message,
+    metadata?: Record<string, unknown>,
+    push?: NewPushConfig,
+  ): Promise<SendResult> {
+    if (message.taskId) {
+      // Registered first, so that it hears of what the message sets off.
+      if (push) await this.push.put(owner, message.taskId, push);
+      return this.#sendToTask(owner, message.taskId, message);
+    }
     // No lookup of messageId first: createTask answers a retry with the task it made, in the same
     // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
     const { skill, input } = this.#skills.resolve(message);
@@ -126,6 +147,7 @@ export class Engine {
       ttlMs,
       pollIntervalMs: skill.pollIntervalMs,
       messageId: message.messageId,
+      pushConfigs: push && [pushConfigFor(id, push, now)],
       events: [
         { kind: 'message', message: stamped },
         { kind: 'status', state: 'submitted' },
@@ -319,7 +341,7 @@ export class Engine {
   }
 
   /** Publishes events that a store call made outside {@link commit} (claims). */
-  publish(result: { events: LoggedEvent[] }): void {
+  publish(result: { record: TaskRecord; events: LoggedEvent[] }): void {
     this.#publish(result);
   }
 
@@ -342,9 +364,11 @@ export class Engine {
     return result;
   }
 
-  #publish(result: { events: LoggedEvent[] }): void {
+  #publish(result: { record: TaskRecord; events: LoggedEvent[] }): void {
     const first = result.events[0];
-    if (first) this.#hub.publish(first.taskId, result.events);
+    if (!first) return;
+    this.#hub.publish(first.taskId, result.events);
+    if (result.record.pushConfigs > 0) for (const listener of this.#pushListeners) listener();
   }
 
   #queued(): void {

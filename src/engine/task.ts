@@ -103,6 +103,8 @@ export interface TaskRecord {
   /** How many of those claims took it over from a runner that died (not from a graceful release). */
   interruptions: number;
   cancelRequested: boolean;
+  /** Webhooks registered for the task (its writes then queue notifications). */
+  pushConfigs: number;
 }
 
 /** A task as callers see it: the record plus what its event log adds up to. */

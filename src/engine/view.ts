@@ -29,3 +29,19 @@ export function foldView(record: TaskRecord, log: readonly LoggedEvent[], histor
   if (historyLength !== undefined) history = historyLength <= 0 ? [] : history.slice(-historyLength);
   return { record, artifacts: [...artifacts.values()], history };
 }
+
+/**
+ * The task as it stood right after event `seq` of its log: what a notification about that event
+ * shows, even when it is delivered after the task moved on.
+ */
+export function viewAt(record: TaskRecord, log: readonly LoggedEvent[], seq: number): TaskView {
+  const upTo = log.filter((entry) => entry.seq <= seq);
+  let { state, statusMessage, updatedAt } = record;
+  for (const { event, at } of upTo) {
+    if (event.kind !== 'status') continue;
+    state = event.state;
+    statusMessage = event.message;
+    updatedAt = at;
+  }
+  return foldView({ ...record, state, statusMessage, updatedAt, lastSeq: seq }, upTo);
+}

@@ -18,6 +18,11 @@ export interface AddressPolicy {
   readonly ranges: ReadonlyArray<readonly [IpAddr.IPv4 | IpAddr.IPv6, number]>;
   /** Host names (lower case, no trailing dot) that may be used whatever they resolve to. */
   readonly hosts: ReadonlySet<string>;
+  /**
+   * Whether public unicast addresses may be used at all. False closes everything but the list (a
+   * closed network; the conformance fixture): names not on it are then never even resolved.
+   */
+  readonly publicAllowed: boolean;
 }
 
 type IP = IpAddr.IPv4 | IpAddr.IPv6;
@@ -33,7 +38,7 @@ const HOST_NAME =
  *
  * @example parseAllowList('10.0.0.0/8,localhost') // opens 10/8 and the name localhost
  */
-export function parseAllowList(spec: string | undefined): AddressPolicy {
+export function parseAllowList(spec: string | undefined, publicAllowed = true): AddressPolicy {
   const ranges: Array<readonly [IP, number]> = [];
   const hosts = new Set<string>();
   for (const raw of (spec ?? '').split(',')) {
@@ -52,7 +57,7 @@ export function parseAllowList(spec: string | undefined): AddressPolicy {
     }
     throw new Error(`push allow-list: "${entry}" is not a CIDR, an IP address or a host name`);
   }
-  return { ranges, hosts };
+  return { ranges, hosts, publicAllowed };
 }
 
 function parseRange(entry: string): readonly [IP, number] | undefined {
@@ -118,7 +123,11 @@ export function refuseAddress(ip: string, policy: AddressPolicy): string | undef
   let range: string = target.range();
   if (range === 'unicast' && target.kind() === 'ipv6' && target.match(IPV4_COMPATIBLE))
     range = 'ipv4Compatible';
-  if (range === 'unicast') return undefined;
+  if (range === 'unicast') {
+    return policy.publicAllowed
+      ? undefined
+      : `${ip} is not on the push allow-list (public addresses are closed)`;
+  }
   const via = target === parsed ? '' : ` (${target.toString()} inside)`;
   return `${ip} is ${RANGE_NAMES[range] ?? `a ${range}`} address${via}`;
 }

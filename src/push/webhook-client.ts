@@ -131,6 +131,12 @@ function classifyStatus(status: number, location: string | undefined): WebhookRe
 function guardedLookup(urlHost: string, policy: AddressPolicy, resolve: LookupFunction): NetLookupFunction {
   const hostAllowed = isAllowedHost(urlHost, policy);
   return (hostname, options, callback) => {
+    if (!hostAllowed && !policy.publicAllowed) {
+      const error = new Error(
+        `address refused: ${hostname} is not on the push allow-list (public addresses are closed)`,
+      );
+      return callback(Object.assign(error, { code: REFUSED }), options.all ? [] : '');
+    }
     const { family, hints } = options;
     resolve(hostname, { family, hints, all: true }, (err, addresses) => {
       const first = addresses?.[0];

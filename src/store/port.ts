@@ -1,4 +1,5 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
+import type { DeliveryOutcome, NotificationKey, PendingNotification, PushConfig } from '../engine/push.js';
 import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
 
 /** A caller's message, as duplicate detection knows it. */
@@ -22,6 +23,8 @@ export interface NewTask {
   /** The caller's messageId: a second create with the same (owner, messageId) returns the first task. */
   messageId: string;
   events: TaskEvent[];
+  /** Webhooks given with the message that made the task: they hear of its first events too. */
+  pushConfigs?: PushConfig[];
 }
 
 /**
@@ -110,8 +113,24 @@ export interface TaskStore {
   /** Lets another runner take the task over at once (graceful shutdown). */
   releaseLease(taskId: string, leaseToken: string): Promise<void>;
   requestCancel(taskId: string): Promise<void>;
-  /** Deletes up to `limit` tasks whose expiry has passed, with their events; returns how many. */
+  /** Deletes up to `limit` tasks whose expiry has passed, with their events, webhooks and notifications. */
   deleteExpired(now: number, limit: number): Promise<number>;
+  /**
+   * Adds or replaces (same task and id) a webhook. From the next write on, the writes of the task's
+   * events add the notifications it asks for (see `notifiesByDefault`) in their own transaction.
+   */
+  putPushConfig(config: PushConfig): Promise<void>;
+  getPushConfig(taskId: string, id: string): Promise<PushConfig | undefined>;
+  listPushConfigs(taskId: string): Promise<PushConfig[]>;
+  /** Removes a webhook and its undelivered notifications; false if there was none. */
+  deletePushConfig(taskId: string, id: string): Promise<boolean>;
+  /**
+   * Leases up to `limit` notifications due at `now` until `now + leaseMs`. Only the oldest
+   * undelivered notification of each (task, config) is ever due: per webhook, they go out in order.
+   */
+  claimNotifications(now: number, leaseMs: number, limit: number): Promise<PendingNotification[]>;
+  /** Records an attempt: delivered (removed), retry later, or dead-lettered (kept, never retried). */
+  settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

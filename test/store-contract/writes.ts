@@ -28,6 +28,7 @@ export function writeContract(c: Contract): void {
         lastSeq: 3,
         attempts: 0,
         cancelRequested: false,
+        pushConfigs: 0,
       });
       expect(result.record.statusMessage).toBeUndefined();
       expect(result.events).toEqual(

@@ -54,7 +54,7 @@ export function publishCard(file: string, baseUrl: string, skills: readonly AnyS
     ],
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extendedAgentCard: false,
       extensions: [HANDLE_EXTENSION_CARD_ENTRY],
     },

@@ -1,6 +1,7 @@
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
   GetExtendedAgentCardRequest,
   GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
@@ -15,16 +16,15 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import {
-  ExtendedAgentCardNotConfiguredError,
-  PushNotificationNotSupportedError,
-  RequestMalformedError,
-} from '@a2a-js/sdk/errors';
+import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { type Engine, type StreamItem, settled } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
+import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
+import type { AddressPolicy } from '../../push/address-policy.js';
 import { callState } from './call-state.js';
 import { toProtocolError } from './errors.js';
+import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
 export interface HandlerOptions {
@@ -32,6 +32,8 @@ export interface HandlerOptions {
   card: () => AgentCard;
   /** A blocking send returns the task as it stands after this long. */
   blockingTimeoutMs: number;
+  /** Which webhook addresses callers may register (the SSRF guard). */
+  pushPolicy: AddressPolicy;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -65,7 +67,12 @@ export class EngineRequestHandler implements A2ARequestHandler {
     return guard(async () => {
       const state = callState(context);
       const { owner, version } = state;
-      const result = await this.#engine.send(owner, toEngineMessage(params.message), params.metadata);
+      const result = await this.#engine.send(
+        owner,
+        toEngineMessage(params.message),
+        params.metadata,
+        this.#inlinePush(params, version),
+      );
       if (result.kind === 'message') return toSdkMessage(result.message);
       const historyLength = params.configuration?.historyLength;
       // v1.0 blocks unless told otherwise; v0.3 blocks only when `blocking: true` was sent (the SDK's
@@ -88,7 +95,12 @@ export class EngineRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
     const result = await guard(() =>
-      this.#engine.send(state.owner, toEngineMessage(params.message), params.metadata),
+      this.#engine.send(
+        state.owner,
+        toEngineMessage(params.message),
+        params.metadata,
+        this.#inlinePush(params, state.version),
+      ),
     );
     if (result.kind === 'message') {
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
@@ -157,28 +169,49 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async createTaskPushNotificationConfig(
-    _p: TaskPushNotificationConfig,
-    _c: ServerCallContext,
-  ): Promise<never> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    const { owner, version } = callState(context);
+    const config = toNewPushConfig(params, version, this.#o.pushPolicy);
+    return guard(async () =>
+      toSdkPushConfig(await this.#engine.push.put(owner, requireId(params.taskId), config)),
+    );
   }
 
   async getTaskPushNotificationConfig(
-    _p: GetTaskPushNotificationConfigRequest,
-    _c: ServerCallContext,
-  ): Promise<never> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    const { owner } = callState(context);
+    const taskId = requireId(params.taskId);
+    // v0.3 lets Get omit the config id: the task's default one then.
+    const id = params.id || DEFAULT_CONFIG_ID;
+    return guard(async () => toSdkPushConfig(await this.#engine.push.get(owner, taskId, id)));
   }
 
   async listTaskPushNotificationConfigs(
-    _p: ListTaskPushNotificationConfigsRequest,
-    _c: ServerCallContext,
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+    const { owner } = callState(context);
+    const configs = await guard(() => this.#engine.push.list(owner, requireId(params.taskId)));
+    return { configs: configs.map(toSdkPushConfig), nextPageToken: '' };
   }
 
-  async deleteTaskPushNotificationConfig(_p: unknown, _c: ServerCallContext): Promise<void> {
-    throw new PushNotificationNotSupportedError('Push notifications are not supported yet');
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    const { owner } = callState(context);
+    if (!params.id) throw new RequestMalformedError('push notification config id is required');
+    await guard(() => this.#engine.push.delete(owner, requireId(params.taskId), params.id));
+  }
+
+  /** The webhook a send may carry in its configuration. */
+  #inlinePush(params: SendMessageRequest, version: string) {
+    const config = params.configuration?.taskPushNotificationConfig;
+    return config && toNewPushConfig(config, version, this.#o.pushPolicy);
   }
 
   /**

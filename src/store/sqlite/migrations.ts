@@ -65,4 +65,40 @@ CREATE INDEX tasks_queued ON tasks (created_at) WHERE state = 'submitted';
 CREATE INDEX tasks_leased ON tasks (lease_expires_at) WHERE state = 'working';
 `,
   },
+  {
+    version: 4,
+    name: 'push notification configs and their durable outbox',
+    sql: `
+ALTER TABLE tasks ADD COLUMN push_configs INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE push_configs (
+  task_id        TEXT NOT NULL,
+  id             TEXT NOT NULL,
+  url            TEXT NOT NULL,
+  token          TEXT,
+  auth_scheme    TEXT,
+  auth_credentials TEXT,
+  all_events     INTEGER NOT NULL,
+  format         TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  PRIMARY KEY (task_id, id)
+) WITHOUT ROWID;
+
+-- One row per notification still to deliver (or dead-lettered): written in the transaction of the
+-- event it announces, deleted once delivered.
+CREATE TABLE push_outbox (
+  task_id         TEXT NOT NULL,
+  config_id       TEXT NOT NULL,
+  seq             INTEGER NOT NULL,
+  created_at      INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  leased_until    INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT,
+  dead_at         INTEGER,
+  PRIMARY KEY (task_id, config_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS NULL;
+`,
+  },
 ];

@@ -3,6 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
+import {
+  type DeliveryOutcome,
+  type NotificationKey,
+  notifiesByDefault,
+  type PendingNotification,
+  type PushConfig,
+} from '../../engine/push.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type {
@@ -18,7 +25,13 @@ import type {
 } from '../port.js';
 import { GroupCommit } from './group-commit.js';
 import { MIGRATIONS } from './migrations.js';
-import { prepareStatements, type Statements, type TaskRow } from './statements.js';
+import {
+  type NotificationRow,
+  type PushConfigRow,
+  prepareStatements,
+  type Statements,
+  type TaskRow,
+} from './statements.js';
 import { WalSync } from './wal-sync.js';
 
 export interface SqliteOptions {
@@ -77,7 +90,9 @@ export class SqliteStore implements TaskStore {
         last_seq: task.events.length,
       }) as TaskRow;
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
-      const events = this.#insertEvents(task.id, 1, task.createdAt, task.events);
+      for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
+      if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
+      const events = this.#insertEvents(row, 1, task.createdAt, task.events);
       return { result: { record: toRecord(row), events }, created: true };
     });
   }
@@ -107,7 +122,7 @@ export class SqliteStore implements TaskStore {
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
-      const events = this.#insertEvents(w.taskId, row.last_seq - w.events.length + 1, w.at, w.events);
+      const events = this.#insertEvents(row, row.last_seq - w.events.length + 1, w.at, w.events);
       return { record: toRecord(row), events };
     });
   }
@@ -181,7 +196,7 @@ export class SqliteStore implements TaskStore {
         }) as TaskRow | undefined;
         if (!row) continue;
         const events = fresh
-          ? this.#insertEvents(c.id, row.last_seq, now, [{ kind: 'status', state: 'working' }])
+          ? this.#insertEvents(row, row.last_seq, now, [{ kind: 'status', state: 'working' }])
           : [];
         claimed.push({ record: toRecord(row), leaseToken, interrupted: !fresh, events });
       }
@@ -213,9 +228,67 @@ export class SqliteStore implements TaskStore {
       for (const id of ids) {
         this.#q.deleteEvents.run(id);
         this.#q.deleteMessageIds.run(id);
+        this.#q.deletePushConfigs.run(id);
+        this.#q.deleteNotifications.run(id);
         this.#q.deleteTask.run(id);
       }
       return ids.length;
+    });
+  }
+
+  async putPushConfig(config: PushConfig): Promise<void> {
+    await this.#writes.run(() => {
+      this.#q.putPushConfig.run(toPushConfigRow(config));
+      this.#countPushConfigs(config.taskId);
+    });
+  }
+
+  async getPushConfig(taskId: string, id: string): Promise<PushConfig | undefined> {
+    const row = this.#q.getPushConfig.get(taskId, id) as PushConfigRow | undefined;
+    return row && toPushConfig(row);
+  }
+
+  async listPushConfigs(taskId: string): Promise<PushConfig[]> {
+    return (this.#q.listPushConfigs.all(taskId) as PushConfigRow[]).map(toPushConfig);
+  }
+
+  async deletePushConfig(taskId: string, id: string): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (this.#q.deletePushConfig.run(taskId, id).changes === 0) return false;
+      this.#q.deleteConfigNotifications.run(taskId, id);
+      this.#countPushConfigs(taskId);
+      return true;
+    });
+  }
+
+  async claimNotifications(now: number, leaseMs: number, limit: number): Promise<PendingNotification[]> {
+    return this.#writes.run(() =>
+      (this.#q.dueNotifications.all({ now, limit }) as NotificationRow[]).map((r) => {
+        this.#q.leaseNotification.run({
+          task_id: r.task_id,
+          config_id: r.config_id,
+          seq: r.seq,
+          until: now + leaseMs,
+        });
+        return {
+          taskId: r.task_id,
+          configId: r.config_id,
+          seq: r.seq,
+          createdAt: r.n_created_at,
+          attempts: r.attempts + 1,
+          config: toPushConfig(r),
+        };
+      }),
+    );
+  }
+
+  async settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void> {
+    const where = { task_id: key.taskId, config_id: key.configId, seq: key.seq };
+    await this.#writes.run(() => {
+      if (outcome.kind === 'delivered') this.#q.deliveredNotification.run(key.taskId, key.configId, key.seq);
+      else if (outcome.kind === 'retry')
+        this.#q.retryNotification.run({ ...where, at: outcome.at, error: outcome.error });
+      else this.#q.deadNotification.run({ ...where, at: outcome.at, error: outcome.error });
     });
   }
 
@@ -232,12 +305,23 @@ export class SqliteStore implements TaskStore {
     this.#db.close();
   }
 
-  #insertEvents(taskId: string, firstSeq: number, at: number, events: readonly TaskEvent[]): LoggedEvent[] {
+  /** Logs events of a task, with the notifications they owe its webhooks, if it has any. */
+  #insertEvents(task: TaskRow, firstSeq: number, at: number, events: readonly TaskEvent[]): LoggedEvent[] {
+    const taskId = task.id;
     return events.map((event, i) => {
       const seq = firstSeq + i;
       this.#q.insertEvent.run(taskId, seq, event.kind, at, JSON.stringify(event));
+      if (task.push_configs > 0) {
+        const notable = notifiesByDefault(event) ? 1 : 0;
+        this.#q.queueNotifications.run({ task_id: taskId, seq, at, notable });
+      }
       return { taskId, seq, at, event };
     });
+  }
+
+  #countPushConfigs(taskId: string): number {
+    this.#q.countPushConfigs.run({ id: taskId });
+    return (this.#q.getTask.get(taskId, 0) as TaskRow | undefined)?.push_configs ?? 0;
   }
 }
 
@@ -291,8 +375,35 @@ function toRecord(r: TaskRow): TaskRecord {
     attempts: r.attempts,
     interruptions: r.interruptions,
     cancelRequested: r.cancel_requested === 1,
+    pushConfigs: r.push_configs,
   };
 }
+
+const toPushConfigRow = (c: PushConfig): PushConfigRow => ({
+  task_id: c.taskId,
+  id: c.id,
+  url: c.url,
+  token: c.token ?? null,
+  auth_scheme: c.authentication?.scheme ?? null,
+  auth_credentials: c.authentication?.credentials ?? null,
+  all_events: c.allEvents ? 1 : 0,
+  format: c.format,
+  created_at: c.createdAt,
+});
+
+const toPushConfig = (r: PushConfigRow): PushConfig => ({
+  taskId: r.task_id,
+  id: r.id,
+  url: r.url,
+  token: r.token ?? undefined,
+  authentication:
+    r.auth_scheme === null
+      ? undefined
+      : { scheme: r.auth_scheme, credentials: r.auth_credentials ?? undefined },
+  allEvents: r.all_events === 1,
+  format: r.format,
+  createdAt: r.created_at,
+});
 
 const toLogged = (taskId: string, e: EventRow): LoggedEvent => ({
   taskId,

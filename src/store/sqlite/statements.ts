@@ -20,6 +20,26 @@ export interface TaskRow {
   attempts: number;
   interruptions: number;
   cancel_requested: number;
+  push_configs: number;
+}
+
+export interface PushConfigRow {
+  task_id: string;
+  id: string;
+  url: string;
+  token: string | null;
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+  all_events: number;
+  format: string;
+  created_at: number;
+}
+
+export interface NotificationRow extends PushConfigRow {
+  config_id: string;
+  seq: number;
+  n_created_at: number;
+  attempts: number;
 }
 
 const LIST_WHERE = `owner = @owner AND expires_at > @now
@@ -87,6 +107,40 @@ const SQL = {
   deleteEvents: 'DELETE FROM events WHERE task_id = ?',
   deleteMessageIds: 'DELETE FROM message_ids WHERE task_id = ?',
   deleteTask: 'DELETE FROM tasks WHERE id = ?',
+  deletePushConfigs: 'DELETE FROM push_configs WHERE task_id = ?',
+  deleteNotifications: 'DELETE FROM push_outbox WHERE task_id = ?',
+  putPushConfig: `INSERT INTO push_configs
+      (task_id, id, url, token, auth_scheme, auth_credentials, all_events, format, created_at)
+    VALUES (@task_id, @id, @url, @token, @auth_scheme, @auth_credentials, @all_events, @format, @created_at)
+    ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
+      auth_scheme = excluded.auth_scheme, auth_credentials = excluded.auth_credentials,
+      all_events = excluded.all_events, format = excluded.format, created_at = excluded.created_at`,
+  getPushConfig: 'SELECT * FROM push_configs WHERE task_id = ? AND id = ?',
+  listPushConfigs: 'SELECT * FROM push_configs WHERE task_id = ? ORDER BY created_at, id',
+  deletePushConfig: 'DELETE FROM push_configs WHERE task_id = ? AND id = ?',
+  deleteConfigNotifications:
+    'DELETE FROM push_outbox WHERE task_id = ? AND config_id = ? AND dead_at IS NULL',
+  countPushConfigs: `UPDATE tasks SET push_configs = (SELECT count(*) FROM push_configs WHERE task_id = @id)
+    WHERE id = @id`,
+  // The event's notifications, in the transaction that logs it.
+  queueNotifications: `INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
+    SELECT task_id, id, @seq, @at, @at FROM push_configs
+    WHERE task_id = @task_id AND (all_events = 1 OR @notable = 1)`,
+  // Head of line per webhook: a notification is due only when no older one of its (task, config)
+  // is still undelivered; dead letters do not block the ones after them.
+  dueNotifications: `SELECT o.task_id, o.config_id, o.seq, o.created_at AS n_created_at, o.attempts, c.*
+    FROM push_outbox o JOIN push_configs c ON c.task_id = o.task_id AND c.id = o.config_id
+    WHERE o.dead_at IS NULL AND o.next_attempt_at <= @now AND o.leased_until <= @now
+      AND NOT EXISTS (SELECT 1 FROM push_outbox p WHERE p.task_id = o.task_id
+        AND p.config_id = o.config_id AND p.seq < o.seq AND p.dead_at IS NULL)
+    ORDER BY o.next_attempt_at LIMIT @limit`,
+  leaseNotification: `UPDATE push_outbox SET leased_until = @until, attempts = attempts + 1
+    WHERE task_id = @task_id AND config_id = @config_id AND seq = @seq`,
+  deliveredNotification: 'DELETE FROM push_outbox WHERE task_id = ? AND config_id = ? AND seq = ?',
+  retryNotification: `UPDATE push_outbox SET next_attempt_at = @at, leased_until = 0, last_error = @error
+    WHERE task_id = @task_id AND config_id = @config_id AND seq = @seq`,
+  deadNotification: `UPDATE push_outbox SET dead_at = @at, leased_until = 0, last_error = @error
+    WHERE task_id = @task_id AND config_id = @config_id AND seq = @seq`,
   ping: 'SELECT 1',
 } as const;
 

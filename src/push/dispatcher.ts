@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { LoggedEvent } from '../engine/events.js';
+import type { DeliveryOutcome, NotificationKey, PendingNotification } from '../engine/push.js';
+import type { TaskView } from '../engine/task.js';
+import { viewAt } from '../engine/view.js';
+import type { TaskStore } from '../store/port.js';
+import type { AddressPolicy } from './address-policy.js';
+import type { SigningKeys } from './signing-keys.js';
+import { type LookupFunction, postWebhook } from './webhook-client.js';
+
+/** The body of one notification in the wire form `format` names (the face that made the config knows it). */
+export type RenderNotification = (
+  format: string,
+  view: TaskView,
+  entry: LoggedEvent,
+) => { body: string; contentType: string };
+
+export interface DispatcherOptions {
+  store: TaskStore;
+  keys: SigningKeys;
+  render: RenderNotification;
+  policy: AddressPolicy;
+  /** One delivery attempt, connect to response. */
+  timeoutMs: number;
+  /** After this long since its event, a notification still undelivered is dead-lettered. */
+  maxAgeMs: number;
+  /** Delay before the first retry; doubles per attempt up to `retryMaxMs`, with jitter. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Deliveries in flight at once (one at a time per webhook of a task, whatever this is). */
+  concurrency: number;
+  /** How often due retries are looked for when nothing else wakes the dispatcher. */
+  pollMs: number;
+  clock: () => number;
+  logger: Logger;
+  /** Name resolution for webhook hosts (tests map names to loopback addresses). */
+  lookup?: LookupFunction;
+}
+
+/** Headers of every notification; receivers find their meaning in the README. */
+export const NOTIFICATION_HEADERS = {
+  id: 'X-A2A-Notification-Id',
+  token: 'X-A2A-Notification-Token',
+  signature: 'X-A2A-Notification-Signature',
+} as const;
+
+/** A claimed notification stays leased this long past its timeout before another attempt may start. */
+const LEASE_MARGIN_MS = 5000;
+
+/**
+ * Delivers the push outbox. Notifications are rows written with the events they announce; this
+ * claims the due ones under a lease, POSTs each (signed, SSRF-guarded, with a timeout), and records
+ * the outcome: delivered rows go, failed ones come back after an exponential backoff with jitter,
+ * and those older than `maxAgeMs`, or refused for good by the receiver, are dead-lettered with a
+ * log line. A crash between the POST and its record means one repeat, with the same notification
+ * id: delivery is at least once.
+ */
+export class PushDispatcher {
+  readonly #o: DispatcherOptions;
+  readonly #inFlight = new Set<Promise<void>>();
+  #timer: NodeJS.Timeout | undefined;
+  #pumping = false;
+  #again = false;
+  #stopped = false;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => this.nudge(), this.#o.pollMs);
+    this.#timer.unref();
+    this.nudge();
+  }
+
+  /** Something was queued (or a delivery finished): look for due notifications now. */
+  nudge(): void {
+    if (this.#stopped) return;
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    void this.#pump();
+  }
+
+  /** Stops claiming; waits up to `timeoutMs` for deliveries in flight (the rest retry after their lease). */
+  async stop(timeoutMs: number): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#inFlight]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    try {
+      do {
+        this.#again = false;
+        const room = this.#o.concurrency - this.#inFlight.size;
+        if (room <= 0) break;
+        const now = this.#o.clock();
+        const due = await this.#o.store.claimNotifications(now, this.#o.timeoutMs + LEASE_MARGIN_MS, room);
+        for (const n of due) this.#track(this.#deliver(n));
+        if (due.length === room) this.#again = true;
+      } while (this.#again && !this.#stopped);
+    } catch (err) {
+      this.#o.logger.error({ err }, 'push: claiming notifications failed');
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  #track(delivery: Promise<void>): void {
+    this.#inFlight.add(delivery);
+    void delivery.finally(() => {
+      this.#inFlight.delete(delivery);
+      this.nudge();
+    });
+  }
+
+  async #deliver(n: PendingNotification): Promise<void> {
+    const id = notificationId(n);
+    const log = {
+      notificationId: id,
+      taskId: n.taskId,
+      configId: n.configId,
+      seq: n.seq,
+      attempt: n.attempts,
+    };
+    try {
+      const outcome = await this.#attempt(n, id);
+      await this.#o.store.settleNotification(n, outcome);
+      if (outcome.kind === 'delivered') this.#o.logger.debug(log, 'push: delivered');
+      else if (outcome.kind === 'retry')
+        this.#o.logger.info({ ...log, error: outcome.error, retryAt: outcome.at }, 'push: will retry');
+      else this.#o.logger.warn({ ...log, error: outcome.error }, 'push: dead-lettered');
+    } catch (err) {
+      // Left leased: it becomes due again when the lease runs out.
+      this.#o.logger.error({ ...log, err }, 'push: delivery failed unexpectedly');
+    }
+  }
+
+  async #attempt(n: PendingNotification, id: string): Promise<DeliveryOutcome> {
+    const o = this.#o;
+    const now = o.clock();
+    const found = await o.store.getTaskWithLog(n.taskId, now);
+    // Progress events are not part of the view's log: read the entry itself then.
+    const entry =
+      found?.log.find((e) => e.seq === n.seq) ?? (await o.store.readEvents(n.taskId, n.seq - 1, 1))[0];
+    if (!found || entry?.seq !== n.seq) return { kind: 'dead', at: now, error: 'the task has expired' };
+
+    const { body, contentType } = o.render(n.config.format, viewAt(found.record, found.log, n.seq), entry);
+    const url = new URL(n.config.url);
+    url.hash = ''; // the fragment is ours (see push-config), never sent
+    const headers: Record<string, string> = {
+      'Content-Type': contentType,
+      'User-Agent': 'taskhandle-push',
+      [NOTIFICATION_HEADERS.id]: id,
+      [NOTIFICATION_HEADERS.signature]: await o.keys.sign(
+        { aud: url.href, taskId: n.taskId, notificationId: id, body },
+        now,
+      ),
+    };
+    if (n.config.token) headers[NOTIFICATION_HEADERS.token] = n.config.token;
+    const auth = n.config.authentication;
+    if (auth) headers.Authorization = auth.credentials ? `${auth.scheme} ${auth.credentials}` : auth.scheme;
+
+    const result = await postWebhook({
+      url,
+      headers,
+      body,
+      timeoutMs: o.timeoutMs,
+      policy: o.policy,
+      lookup: o.lookup,
+    });
+    const at = o.clock();
+    if (result.ok) return { kind: 'delivered' };
+    if (!result.retryable) return { kind: 'dead', at, error: result.error };
+    const retryAt = at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs);
+    if (retryAt - n.createdAt > o.maxAgeMs) {
+      return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts` };
+    }
+    return { kind: 'retry', at: retryAt, error: result.error };
+  }
+}
+
+/** Stable across attempts and restarts: receivers drop repeats by it. */
+export function notificationId(k: NotificationKey): string {
+  return createHash('sha256').update(`${k.taskId}\n${k.configId}\n${k.seq}`).digest('base64url').slice(0, 32);
+}
+
+/** Exponential backoff with "equal jitter": half fixed, half random, so retries of many tasks spread out. */
+export function backoff(attempts: number, baseMs: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
