@@ -183,7 +183,7 @@ export class PushDispatcher {
     const at = o.clock();
     if (result.ok) return { kind: 'delivered' };
     if (!result.retryable) return { kind: 'dead', at, error: result.error };
-    const retryAt = at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs);
+    const retryAt = Math.round(at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs));
     if (retryAt - n.createdAt > o.maxAgeMs) {
       return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts` };
     }
