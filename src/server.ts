@@ -16,6 +16,7 @@ import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
 import { renderNotification } from './faces/a2a/push-body.js';
 import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
+import { TaskJsonCache } from './faces/a2a/task-json.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
@@ -105,7 +106,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     keepAliveMs: config.SSE_KEEPALIVE_MS,
     shutdown: shutdown.signal,
   };
-  const jsonrpc = jsonRpcEndpoint({ handler, ownerOf, logger, ...bodyAndStreams });
+  const jsonrpc = jsonRpcEndpoint({
+    handler,
+    tasks: new TaskJsonCache(engine),
+    ownerOf,
+    logger,
+    ...bodyAndStreams,
+  });
 
   const app = express();
   app.disable('x-powered-by');

@@ -192,6 +192,16 @@ export class Engine {
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
   }
 
+  /**
+   * A key that changes whenever the task's view may have changed: callers that keep a rendering of
+   * a view (keyed by {@link viewVersion} of its record) check it with one cheap read.
+   */
+  async version(owner: string, id: string): Promise<string> {
+    const stamp = await this.#store.getTaskStamp(id, this.now());
+    if (!stamp || stamp.owner !== owner) throw notFound(id);
+    return viewVersion(stamp);
+  }
+
   async get(owner: string, id: string, historyLength?: number): Promise<TaskView> {
     const found = await this.#store.getTaskWithLog(id, this.now());
     if (!found || found.record.owner !== owner) throw notFound(id);
@@ -381,6 +391,10 @@ export class Engine {
     return record;
   }
 }
+
+/** See {@link Engine.version}. */
+export const viewVersion = (r: { lastSeq: number; updatedAt: number }): string =>
+  `${r.lastSeq}:${r.updatedAt}`;
 
 /** The task no longer needs the runner: it is done, or waits for its caller. */
 export const settled = (state: TaskState): boolean => isTerminal(state) || isInterrupted(state);

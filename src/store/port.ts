@@ -62,6 +62,12 @@ export interface ClaimedTask {
   events: LoggedEvent[];
 }
 
+export interface TaskStamp {
+  owner: string;
+  lastSeq: number;
+  updatedAt: number;
+}
+
 export interface ListFilter {
   owner: string;
   contextId?: string;
@@ -97,6 +103,11 @@ export interface TaskStore {
   /** Records that (owner, messageId) was delivered to an existing task, with the write it caused. */
   write(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined>;
   getTask(id: string, now: number): Promise<TaskRecord | undefined>;
+  /**
+   * What changes whenever the task's view may have changed (every write moves `updatedAt`, every
+   * event `lastSeq`), read without decoding the task: lets a poll reuse a rendering it made before.
+   */
+  getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined>;
   /** The record plus the entries of its log that make up its view (all but `progress`), oldest first. */
   getTaskWithLog(id: string, now: number): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;
   listTasks(filter: ListFilter): Promise<ListPage>;

@@ -16,6 +16,32 @@ export function readContract(c: Contract): void {
       expect(await c.store.getTask(record.id, T0 + 5000)).toBeUndefined();
     });
 
+    it('getTaskStamp gives owner, lastSeq and updatedAt, moving with every write, hidden once expired', async () => {
+      const record = await create({ expiresAt: T0 + 1000 });
+      expect(await c.store.getTaskStamp(record.id, T0)).toEqual({
+        owner: 'alice',
+        lastSeq: record.lastSeq,
+        updatedAt: record.updatedAt,
+      });
+      await c.store.write({ taskId: record.id, from: ['submitted'], events: [note('x')], at: T0 + 5 });
+      expect(await c.store.getTaskStamp(record.id, T0 + 5)).toEqual({
+        owner: 'alice',
+        lastSeq: record.lastSeq + 1,
+        updatedAt: T0 + 5,
+      });
+      // A write without events (a new poll interval) still moves updatedAt.
+      await c.store.write({
+        taskId: record.id,
+        from: ['submitted'],
+        pollIntervalMs: 50,
+        events: [],
+        at: T0 + 9,
+      });
+      expect((await c.store.getTaskStamp(record.id, T0 + 9))?.updatedAt).toBe(T0 + 9);
+      expect(await c.store.getTaskStamp(record.id, T0 + 1000)).toBeUndefined();
+      expect(await c.store.getTaskStamp('nope', T0)).toBeUndefined();
+    });
+
     it('return undefined for an unknown id', async () => {
       expect(await c.store.getTask('nope', T0)).toBeUndefined();
       expect(await c.store.getTaskWithLog('nope', T0)).toBeUndefined();

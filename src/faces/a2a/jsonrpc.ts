@@ -6,10 +6,13 @@ import type { Logger } from 'pino';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
+import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions {
   handler: A2ARequestHandler;
+  /** v1.0 GetTask results as JSON text, for the poll fast path. */
+  tasks: TaskJsonCache;
   /** Who is calling: the owner whose tasks the call may see. */
   ownerOf: (req: IncomingMessage) => string;
   maxBodyBytes: number;
@@ -87,6 +90,11 @@ export function jsonRpcEndpoint(
     // answer an unknown method sent without params with -32602 instead of -32601.
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
+    if (version.version === '1.0' && envelope.method === 'GetTask') {
+      const json = await pollFastPath(o, req, request.params);
+      if (json !== undefined)
+        return sendText(res, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
+    }
 
     const state = newCallState(req, res, {
       owner: o.ownerOf(req),
@@ -157,6 +165,33 @@ const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse 
   id,
   error: { code, message },
 });
+
+/**
+ * The hot path of polling agents: a well-formed v1.0 GetTask answered from {@link TaskJsonCache},
+ * with exactly the JSON the SDK's transport would write. Anything else (bad params, a tenant, an
+ * unknown task) returns undefined and takes the SDK's path, which gives its usual errors.
+ */
+async function pollFastPath(
+  o: JsonRpcOptions,
+  req: IncomingMessage,
+  params: unknown,
+): Promise<string | undefined> {
+  const p = params as { id?: unknown; historyLength?: unknown; tenant?: unknown };
+  if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim() || p.tenant)
+    return undefined;
+  const h = p.historyLength;
+  if (h !== undefined && h !== null && !(Number.isInteger(h) && (h as number) >= 0)) return undefined;
+  try {
+    return await o.tasks.get(o.ownerOf(req), p.id, (h ?? undefined) as number | undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+function sendText(res: ServerResponse, text: string): void {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
 
 function sendJson(
   res: ServerResponse,

@@ -20,6 +20,7 @@ import type {
   ListPage,
   MessageKey,
   NewTask,
+  TaskStamp,
   TaskStore,
   WriteResult,
 } from '../port.js';
@@ -130,6 +131,13 @@ export class SqliteStore implements TaskStore {
   async getTask(id: string, now: number): Promise<TaskRecord | undefined> {
     const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
     return row && toRecord(row);
+  }
+
+  async getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined> {
+    const row = this.#q.getTaskStamp.get(id, now) as
+      | { owner: string; last_seq: number; updated_at: number }
+      | undefined;
+    return row && { owner: row.owner, lastSeq: row.last_seq, updatedAt: row.updated_at };
   }
 
   async getTaskWithLog(

@@ -59,6 +59,7 @@ const SQL = {
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = ? AND m.message_id = ?`,
   getTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ?',
+  getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
   // One guarded statement per write: state, lease and event counter move together or not at all.
   guardedUpdate: `UPDATE tasks SET
       state = COALESCE(@to, state),
