@@ -209,6 +209,20 @@ describe('running skills', () => {
     ]);
   });
 
+  it('takes an answer sent while the job still ran as the answer to its next question', async () => {
+    h.startRunner();
+    const id = await submit(h.engine, call('asks-when-let', {}));
+    await waitFor(
+      () => t.started.has(id) || undefined,
+      () => 'the job to start',
+    );
+    // The task is working: the message joins its history and queues nothing.
+    await h.engine.send(OWNER, text('Grace', { taskId: id }));
+    t.askGate.resolve();
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(textOf(done.statusMessage)).toBe('Hello Grace');
+  });
+
   it('fails a task whose job throws, with the error in the status message', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('boom', {}));

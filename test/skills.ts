@@ -200,6 +200,21 @@ export function testSkills() {
     },
   });
 
+  /** Asks for input once the test opens `askGate` (so an answer can come while it runs). */
+  const askGate = latch();
+  const asksWhenLet = defineSkill({
+    ...common,
+    id: 'asks-when-let',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      started.add(ctx.taskId);
+      await askGate.promise;
+      const answer = await ctx.requestInput('What is your name?');
+      return { message: `Hello ${answer.parts.map((p) => p.text ?? '').join('')}` };
+    },
+  });
+
   /** Asks for input after its cancel: the cancel must win. */
   const asksLate = defineSkill({
     ...common,
@@ -230,6 +245,7 @@ export function testSkills() {
   });
 
   const skills: AnySkill[] = [
+    asksWhenLet,
     repeats,
     asksLate,
     quick,
@@ -252,6 +268,7 @@ export function testSkills() {
     lateWrites,
     stubbornGate,
     shortGate,
+    askGate,
     maxActive,
   };
 }

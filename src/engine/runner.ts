@@ -3,7 +3,7 @@ import type { ClaimedTask } from '../store/port.js';
 import { agentText, type Engine } from './engine.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { InputRequired, SkillContextImpl, WriteRefused } from './skill-context.js';
-import type { Message } from './task.js';
+import type { Message, TaskRecord } from './task.js';
 
 export interface RunnerOptions {
   engine: Engine;
@@ -194,7 +194,8 @@ export class Runner {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       if (err instanceof InputRequired && reason === undefined) {
         await ctx.flush();
-        await finish('input-required', text(err.prompt));
+        const parked = await finish('input-required', text(err.prompt));
+        if (parked) await this.#requeueIfAnswered(record, ctx.asked);
       } else if (reason === 'cancel') {
         await finish('canceled', text('Canceled by request'));
       } else if (reason === 'shutdown') {
@@ -210,6 +211,26 @@ export class Runner {
       clearInterval(heartbeat);
       ctx.close();
     }
+  }
+
+  /**
+   * A job reads the caller's answers when it starts: a message that came while it ran (recorded in
+   * the history of the working task) is an answer it did not see. Run the task again at once rather
+   * than wait for the caller to answer twice. The state guard makes this a no-op when the caller's
+   * later answer already queued it.
+   */
+  async #requeueIfAnswered(record: TaskRecord, asked: number): Promise<void> {
+    const { engine } = this.#o;
+    const view = await engine.get(record.owner, record.id);
+    const answers = view.history.filter((m) => m.role === 'ROLE_USER').length - 1;
+    if (answers < asked) return;
+    await engine.commit({
+      taskId: record.id,
+      from: ['input-required'],
+      to: 'submitted',
+      events: [],
+      at: engine.now(),
+    });
   }
 
   /**

@@ -103,6 +103,11 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     await this.#write({ pollIntervalMs: ms, events: [] });
   }
 
+  /** How many answers the job has asked for (the missing one included). */
+  get asked(): number {
+    return this.#asked;
+  }
+
   async requestInput(prompt: string): Promise<Message> {
     const answer = this.#answers[this.#asked++];
     if (answer) return answer;
