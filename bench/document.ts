@@ -1,6 +1,16 @@
 import type { LoadResult } from './load.js';
-import { fanoutTable, loadTable, ms, profileSection, retainedTable, table, targetsTable } from './report.js';
-import type { Results } from './results.js';
+import {
+  fanoutTable,
+  loadTable,
+  ms,
+  profileSection,
+  pushTable,
+  retainedTable,
+  table,
+  targetsTable,
+} from './report.js';
+import { type Results, summarisePush } from './results.js';
+import { PUSH_GRACE_MS } from './scenarios/push.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/launch.js';
 
 /** docs/BENCHMARKS.md: the machine, the exact commands, the tables, the targets, the profiles. */
@@ -12,7 +22,8 @@ export function renderDocument(r: Results): string {
     ...Object.values(r.poll).flat(),
     ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
   ];
-  const otherMax = all.length ? Math.max(...all.map((l) => l.otherCpu)) : 0;
+  const pushes = Object.values(r.push ?? {}).flat();
+  const otherMax = Math.max(0, ...all.map((l) => l.otherCpu), ...pushes.map((p) => p.otherCpu ?? 0));
   const clientCpu = (list: LoadResult[]) => (list.length ? Math.max(...list.map((l) => l.clientCpu)) : 0);
   const floorLoads = [...(r.create.floor ?? []), ...(r.poll.floor ?? [])];
   const failures = all.reduce((n, l) => n + l.failures, 0);
@@ -66,6 +77,7 @@ npm run bench -- --smoke     # what CI runs: seconds, tiny sizes, no timing asse
   ids inside payloads rewritten) up to ${o.retainedSizes.map((s) => s.toLocaleString('en')).join(' and ')} stored tasks; each
   measurement polls ${o.pollTasks} tasks drawn at random from the whole store, then creates, on a fresh copy of the
   seeded file. Bytes per task = (database file + WAL) / tasks, right after seeding.
+${pushMethod(r)}
 
 ## Targets (issue 3)
 
@@ -85,6 +97,10 @@ ${retainedTable(r)}
 
 Seeding: ${r.stores.map((s) => `${s.kind} ${s.tasks.toLocaleString('en')} tasks in ${s.seedS.toFixed(1)} s`).join('; ') || '-'}.
 
+## push delivery
+
+${pushTable(r)}
+${pushNotes(r)}
 ## CPU profiles of taskhandle
 
 \`node --cpu-prof\` on the server process during one ${o.durationS} s load (after ${o.warmupS} s of warm-up); only the
@@ -113,6 +129,44 @@ function fanoutNotes(r: Results): string {
   for (const k of SERVER_KINDS)
     for (const f of r.fanout[k] ?? []) if (f.error) notes.push(`- ${SERVER_LABELS[k]}: ${f.error}`);
   return notes.length ? `\nStreams that failed to open:\n${[...new Set(notes)].join('\n')}\n` : '';
+}
+
+/** The push bullet of "How it was measured" (results saved before push existed have no push settings). */
+function pushMethod(r: Results): string {
+  const o = r.options;
+  if (o.pushTasks === undefined) return '';
+  return `- **push**: ${o.pushTasks.toLocaleString('en')} non-blocking \`SendMessage\` of a job that completes at once
+  (\`{"skill":"export","input":{"rows":1}}\`), ${o.pushConcurrency} in flight, each with its own inline
+  \`configuration.taskPushNotificationConfig: {url}\` pointing at a node:http receiver in the bench process
+  (127.0.0.1, answers 204 at once). Delay per task: from the \`status.timestamp\` of the completed transition in the
+  notification (ms) to the request's arrival at the receiver, both on this machine's wall clock. Deliveries/s
+  counts completion notifications, from the first received to the last, and from the first create sent to the
+  last received; "all delivered after" runs from the first create sent (the creates take "create all s" of it).
+  "send → completed" is how long tasks took to run: from each \`SendMessage\` sent to its \`status.timestamp\`.
+  Waiting stops ${o.pushTimeoutS} s after the first create; then ${PUSH_GRACE_MS / 1000} s more for repeats. (c) runs with
+  \`PUSH_ALLOW=127.0.0.1\` (loopback is refused otherwise) and \`PUSH_CONCURRENCY=${o.serverPushConcurrency}\`, every
+  other setting at its default (one POST per webhook at a terminal state, signed; PUSH_TIMEOUT_MS=10000,
+  PUSH_POLL_MS=1000). (b) is the in-memory SDK reference with \`--push\`: card \`pushNotifications: true\`, the
+  SDK's \`InMemoryPushNotificationStore\` and \`DefaultPushNotificationSender\` at their defaults (a \`fetch\`
+  POST per event, 5 s timeout, no retry); its executor completes a message carrying \`"skill":"export"\` at once
+  (a working Task, then a completed status), so it POSTs twice per task and only the completed one counts as a
+  delivery. It sends no notification id: its repeats are counted by task, event and state.`;
+}
+
+function pushNotes(r: Results): string {
+  const summaries = SERVER_KINDS.flatMap((k) => {
+    const p = summarisePush(r.push?.[k]);
+    return p ? [p] : [];
+  });
+  const check = summaries.length
+    ? `\nThe bench process (creates and receiver) had an event-loop utilisation of at most ${Math.max(...summaries.map((p) => p.clientEluMax)).toFixed(2)} ` +
+      `while notifications arrived (near 1.0 would mean the receiver, not the server, was the limit); other processes used up to ` +
+      `${Math.max(...summaries.map((p) => p.otherCpuMax)).toFixed(2)} cores meanwhile.\n`
+    : '';
+  const notes: string[] = [];
+  for (const k of SERVER_KINDS)
+    for (const p of r.push?.[k] ?? []) if (p.error) notes.push(`- ${SERVER_LABELS[k]}: ${p.error}`);
+  return `${check}${notes.length ? `\nShortfalls and errors:\n${[...new Set(notes)].join('\n')}\n` : ''}`;
 }
 
 function perRound(r: Results): string {
@@ -148,12 +202,22 @@ function perRound(r: Results): string {
           .join(' / '),
       ]);
   }
+  for (const k of SERVER_KINDS) {
+    const list = r.push?.[k];
+    if (list)
+      rows.push([
+        'push',
+        SERVER_LABELS[k],
+        list.map((p) => `${p.delivered}/${p.expected} at ${Math.round(p.deliveriesPerS)}/s`).join(' / '),
+        list.map((p) => ms(p.p99DelayMs)).join(' / '),
+      ]);
+  }
   return table(
     [
       'scenario',
       'server',
-      'req/s per round (fan-out: received)',
-      'p99 ms per round (fan-out: all received after ms)',
+      'req/s per round (fan-out: received; push: delivered at deliveries/s)',
+      'p99 ms per round (fan-out: all received after ms; push: delay)',
     ],
     rows,
   );

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['create', 'poll', 'fanout', 'retained'] as const;
+export const SCENARIOS = ['create', 'poll', 'fanout', 'retained', 'push'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {
@@ -25,6 +25,13 @@ export interface Options {
   retainedSizes: number[];
   /** Tasks made through HTTP before copying them in SQL up to each retained size. */
   templateTasks: number;
+  /** Push: tasks that complete at once, each with its own webhook; creates in flight at once. */
+  pushTasks: number;
+  pushConcurrency: number;
+  /** taskhandle's PUSH_CONCURRENCY in the push scenario. */
+  serverPushConcurrency: number;
+  /** Push: stop waiting for notifications this long after the first create. */
+  pushTimeoutS: number;
   profile: boolean;
   out: string;
   /** Re-render the report from the results a run saved, measuring nothing. */
@@ -42,6 +49,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --subscribers N       fan-out SSE subscribers (default 10000), --fanout-tasks M (default 100)
   --sdk-subscribers N   fan-out subscribers for the SDK reference (default: --subscribers)
   --retained-sizes A,B  stored tasks for the retained scenario (default 1000,1000000)
+  --push-tasks N        push: tasks completing at once, one webhook each (default 5000)
+  --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
+  --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
   --no-profile          skip the CPU profiles of taskhandle
   --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file)
   --render FILE         write the report again from the results a run saved (FILE is printed at its end)
@@ -62,6 +72,9 @@ export function parseOptions(argv: string[]): Options {
       'sdk-subscribers': { type: 'string' },
       'fanout-tasks': { type: 'string' },
       'retained-sizes': { type: 'string' },
+      'push-tasks': { type: 'string' },
+      'push-concurrency': { type: 'string' },
+      'push-timeout': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
       out: { type: 'string' },
       render: { type: 'string' },
@@ -103,6 +116,10 @@ export function parseOptions(argv: string[]): Options {
       .split(',')
       .map((s) => num(s, 0, 'retained-sizes')),
     templateTasks: 10,
+    pushTasks: num(values['push-tasks'], smoke ? 50 : 5000, 'push-tasks'),
+    pushConcurrency: 32,
+    serverPushConcurrency: num(values['push-concurrency'], 32, 'push-concurrency'),
+    pushTimeoutS: num(values['push-timeout'], smoke ? 30 : 120, 'push-timeout'),
     profile: !values['no-profile'],
     out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),
     ...(values.render ? { render: values.render } : {}),

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './profile.js';
-import { type LoadSummary, type Results, summarise, summariseFanout } from './results.js';
+import { type LoadSummary, type Results, summarise, summariseFanout, summarisePush } from './results.js';
 import { SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
 import { evaluateTargets } from './targets.js';
 
@@ -93,6 +93,48 @@ export function fanoutTable(r: Results): string {
       'KB per subscriber',
       'open all s',
       'client ELU',
+    ],
+    rows,
+  );
+}
+
+/** push delivery: medians over rounds; delivered is the worst round, duplicates the sum. */
+export function pushTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const k of SERVER_KINDS) {
+    const p = summarisePush(r.push?.[k]);
+    if (!p) continue;
+    rows.push([
+      SERVER_LABELS[k],
+      int(p.expected),
+      int(p.delivered),
+      int(p.duplicates),
+      int(p.posts),
+      int(p.deliveriesPerS),
+      int(p.endToEndPerS),
+      ms(p.p50DelayMs),
+      ms(p.p99DelayMs),
+      ms(p.completedP50Ms),
+      Number.isFinite(p.allDeliveredS) ? p.allDeliveredS.toFixed(1) : 'never',
+      p.createS.toFixed(1),
+      cpu(p.serverCpu),
+    ]);
+  }
+  return table(
+    [
+      'server',
+      'notifications expected',
+      'delivered',
+      'duplicates',
+      'POSTs received',
+      'deliveries/s (first → last)',
+      'deliveries/s (first create → last)',
+      'p50 delay ms',
+      'p99 delay ms',
+      'send → completed p50 ms',
+      'all delivered after s',
+      'create all s',
+      'server CPU',
     ],
     rows,
   );

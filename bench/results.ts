@@ -4,6 +4,7 @@ import type { Machine } from './machine.js';
 import type { Options } from './options.js';
 import type { ProfileSummary } from './profile.js';
 import type { FanoutResult } from './scenarios/fanout.js';
+import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
 import type { StoreKind } from './seed/templates.js';
 import type { ServerKind } from './servers/launch.js';
@@ -19,6 +20,7 @@ export interface Results {
   fanout: Partial<Record<ServerKind, FanoutResult[]>>;
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
+  push: Partial<Record<ServerKind, PushResult[]>>;
   profiles: ProfileSummary[];
   /** Measurements that could not run at all (the server did not start, a profile was not written). */
   errors: string[];
@@ -33,6 +35,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   fanout: {},
   stores: [],
   retained: [],
+  push: {},
   profiles: [],
   errors: [],
 });
@@ -44,8 +47,12 @@ export const saveResults = (path: string, r: Results): void =>
     JSON.stringify(r, (_k, v) => (Number.isNaN(v) ? 'NaN' : v)),
   );
 
-export const loadResults = (path: string): Results =>
-  JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
+export function loadResults(path: string): Results {
+  const r = JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
+  // results saved before the push scenario existed
+  r.push ??= {};
+  return r;
+}
 
 /** The medians over rounds of one scenario on one server. */
 export interface LoadSummary {
@@ -105,6 +112,52 @@ export function summariseFanout(rounds: readonly FanoutResult[] | undefined): Fa
     bytesPerSubscriber: m((r) => r.bytesPerSubscriber),
     subscribeS: m((r) => r.subscribeS),
     clientEluMax: Math.max(...rounds.map((r) => r.clientElu)),
+    errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
+  };
+}
+
+export interface PushSummary {
+  rounds: number;
+  expected: number;
+  /** The fewest delivered in a round. */
+  delivered: number;
+  /** Summed over rounds. */
+  duplicates: number;
+  posts: number;
+  deliveriesPerS: number;
+  endToEndPerS: number;
+  p50DelayMs: number;
+  p99DelayMs: number;
+  completedP50Ms: number;
+  /** NaN when some round did not get every notification. */
+  allDeliveredS: number;
+  createS: number;
+  serverCpu: number;
+  clientEluMax: number;
+  otherCpuMax: number;
+  errors: string[];
+}
+
+export function summarisePush(rounds: readonly PushResult[] | undefined): PushSummary | undefined {
+  if (!rounds?.length) return undefined;
+  const m = (f: (r: PushResult) => number) => median(rounds.map(f));
+  return {
+    rounds: rounds.length,
+    expected: Math.max(...rounds.map((r) => r.expected)),
+    delivered: Math.min(...rounds.map((r) => r.delivered)),
+    duplicates: rounds.reduce((n, r) => n + r.duplicates, 0),
+    posts: m((r) => r.posts),
+    deliveriesPerS: m((r) => r.deliveriesPerS),
+    endToEndPerS: m((r) => r.endToEndPerS),
+    p50DelayMs: m((r) => r.p50DelayMs),
+    p99DelayMs: m((r) => r.p99DelayMs),
+    completedP50Ms: m((r) => r.completedP50Ms),
+    allDeliveredS: rounds.some((r) => Number.isNaN(r.allDeliveredS)) ? Number.NaN : m((r) => r.allDeliveredS),
+    createS: m((r) => r.createS),
+    serverCpu: m((r) => r.serverCpu),
+    clientEluMax: Math.max(...rounds.map((r) => r.clientElu)),
+    // results saved before otherCpu was measured have none
+    otherCpuMax: Math.max(...rounds.map((r) => r.otherCpu ?? 0)),
     errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
   };
 }

@@ -14,13 +14,20 @@ let nextId = 0;
 const rpc = (method: string, params: unknown): string =>
   JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params });
 
-/** A non-blocking SendMessage; every call gets a new messageId (else the server deduplicates). */
-export function sendBody(part: object = LONG_JOB, prefix = randomUUID()): () => string {
+/**
+ * A non-blocking SendMessage; every call gets a new messageId (else the server deduplicates).
+ * `configuration` adds to `returnImmediately` (an inline webhook, say).
+ */
+export function sendBody(
+  part: object = LONG_JOB,
+  prefix = randomUUID(),
+  configuration: object = {},
+): () => string {
   let n = 0;
   return () =>
     rpc('SendMessage', {
       message: { messageId: `${prefix}-${++n}`, role: 'ROLE_USER', parts: [part] },
-      configuration: { returnImmediately: true },
+      configuration: { returnImmediately: true, ...configuration },
     });
 }
 

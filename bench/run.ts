@@ -5,12 +5,13 @@ import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
 import { type ProfileSummary, profileLoad } from './profile.js';
-import { fanoutTable, loadTable, ms, retainedTable, targetsTable, writeReport } from './report.js';
+import { fanoutTable, loadTable, ms, pushTable, retainedTable, targetsTable, writeReport } from './report.js';
 import { emptyResults, loadResults, type Results, saveResults } from './results.js';
 import { createTasks, sendBody } from './rpc.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
 import { poll, roundRobin } from './scenarios/poll.js';
+import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
 import { copyDb } from './seed/files.js';
 import { SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
@@ -98,13 +99,36 @@ async function main(): Promise<void> {
         logLoad(`${tag} retained ${store.size} poll`, store.kind, m.poll);
         logLoad(`${tag} retained ${store.size} create`, store.kind, m.create);
       }
+    if (o.scenarios.has('push'))
+      for (const k of rotate(PUSH_KINDS, round)) {
+        const p = await attempt(r, `${tag} push ${k}`, () =>
+          push(k, {
+            tasks: o.pushTasks,
+            concurrency: o.pushConcurrency,
+            timeoutMs: o.pushTimeoutS * 1000,
+            serverConcurrency: o.serverPushConcurrency,
+            quietWaitS: o.quietWaitS,
+          }),
+        );
+        if (!p) continue;
+        append(r.push, k, p);
+        log(
+          `${tag} push ${SERVER_LABELS[k]}: ${p.delivered}/${p.expected} delivered (${p.posts} POSTs, ` +
+            `${p.duplicates} duplicates), ${Math.round(p.deliveriesPerS)}/s first to last, ` +
+            `${Math.round(p.endToEndPerS)}/s from the first create, delay p50 ${ms(p.p50DelayMs)} ms p99 ${ms(p.p99DelayMs)} ms, ` +
+            `send → completed p50 ${ms(p.completedP50Ms)} ms, ` +
+            `all after ${Number.isFinite(p.allDeliveredS) ? `${p.allDeliveredS.toFixed(1)} s` : 'never'} ` +
+            `(creates ${p.createS.toFixed(1)} s), server CPU ${p.serverCpu.toFixed(2)}, client ELU ${p.clientElu.toFixed(2)}, other CPU ${p.otherCpu.toFixed(2)}` +
+            (p.error ? ` (${p.error})` : ''),
+        );
+      }
   }
 
   if (o.profile) r.profiles = await profiles(r, o, load, stores);
   stores = [];
   r.elapsedS = (performance.now() - started) / 1000;
 
-  const sections = [targetsTable(r), loadTable(r), fanoutTable(r), retainedTable(r)];
+  const sections = [targetsTable(r), loadTable(r), fanoutTable(r), retainedTable(r), pushTable(r)];
   console.log(`\n${sections.join('\n\n')}\n`);
   const saved = join(tmpdir(), `taskhandle-bench-${o.smoke ? 'smoke' : 'results'}.json`);
   saveResults(saved, r);
@@ -154,10 +178,17 @@ function checkEverythingRan(r: Results): void {
       .flat()
       .filter((f) => f.received === 0)
       .map(() => 'a fan-out run delivered no transition'),
+    // at these sizes every notification must arrive, or delivery is broken
+    ...Object.values(r.push)
+      .flat()
+      .filter((p) => p.delivered < p.expected)
+      .map((p) => `a push run got ${p.delivered} of ${p.expected} notifications`),
   ];
   const expected = r.options.scenarios.size;
-  const ran = ['create', 'poll', 'fanout', 'retained'].filter((s) =>
-    s === 'retained' ? r.retained.length > 0 : Object.keys(r[s as 'create' | 'poll' | 'fanout']).length > 0,
+  const ran = ['create', 'poll', 'fanout', 'retained', 'push'].filter((s) =>
+    s === 'retained'
+      ? r.retained.length > 0
+      : Object.keys(r[s as 'create' | 'poll' | 'fanout' | 'push']).length > 0,
   ).length;
   if (ran < expected) broken.push(`only ${ran} of ${expected} scenarios produced results`);
   broken.push(...r.errors);

@@ -37,6 +37,8 @@ export interface LaunchOptions {
   dbPath?: string;
   /** Extra `node` flags for the server process (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Extra arguments for the server script (the SDK reference's `--push`). */
+  args?: string[];
   env?: Record<string, string>;
 }
 
@@ -78,7 +80,7 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
       };
       break;
   }
-  const proc = spawn(process.execPath, [...nodeArgs, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...args, ...(o.args ?? [])], {
     env: { ...process.env, ...env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

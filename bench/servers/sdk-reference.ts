@@ -4,8 +4,10 @@ import { type AgentCard, TaskState } from '@a2a-js/sdk';
 import {
   AgentEvent,
   type AgentExecutor,
+  DefaultPushNotificationSender,
   DefaultRequestHandler,
   type ExecutionEventBus,
+  InMemoryPushNotificationStore,
   InMemoryTaskStore,
   type RequestContext,
   type TaskStore,
@@ -21,12 +23,21 @@ import { Kysely, SqliteDialect } from 'kysely';
  * executor that publishes a working Task and never finishes on its own (only a cancel ends it),
  * so tasks accumulate as long jobs would. `--store memory` or `--store sqlite --db <file>`
  * (the table must exist: see servers/launch.ts, which creates it with the SDK's a2a-db CLI).
+ * `--push`: the card announces push notifications, and the SDK's own InMemoryPushNotificationStore
+ * and DefaultPushNotificationSender (its defaults: a POST per event, 5 s timeout, no retry) deliver them.
  */
 const { values } = parseArgs({
-  options: { store: { type: 'string', default: 'memory' }, db: { type: 'string' } },
+  options: {
+    store: { type: 'string', default: 'memory' },
+    db: { type: 'string' },
+    push: { type: 'boolean', default: false },
+  },
 });
 
-/** Keeps every job open until it is canceled, like a long-running agent. */
+/**
+ * Keeps every job open until it is canceled, like a long-running agent; except a message with a
+ * data part `{"skill":"export",...}` (the push scenario's instant job): that task completes at once.
+ */
 class LongJobExecutor implements AgentExecutor {
   readonly #open = new Map<string, { contextId: string; finish: () => void }>();
 
@@ -41,6 +52,17 @@ class LongJobExecutor implements AgentExecutor {
         metadata: {},
       }),
     );
+    if (isInstantJob(ctx)) {
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId: ctx.taskId,
+          contextId: ctx.contextId,
+          status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() },
+          metadata: {},
+        }),
+      );
+      return;
+    }
     await new Promise<void>((finish) => this.#open.set(ctx.taskId, { contextId: ctx.contextId, finish }));
   };
 
@@ -60,6 +82,9 @@ class LongJobExecutor implements AgentExecutor {
 }
 
 const now = () => new Date().toISOString();
+
+const isInstantJob = (ctx: RequestContext): boolean =>
+  ctx.userMessage.parts.some((p) => p.content?.$case === 'data' && p.content.value?.skill === 'export');
 
 function taskStore(): TaskStore {
   if (values.store === 'memory') return new InMemoryTaskStore();
@@ -81,7 +106,12 @@ const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: values.push === true,
+      extensions: [],
+      extendedAgentCard: false,
+    },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -89,9 +119,19 @@ const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     skills: [],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, taskStore(), new LongJobExecutor());
+  const pushStore = values.push ? new InMemoryPushNotificationStore() : undefined;
+  const handler = new DefaultRequestHandler(
+    card,
+    taskStore(),
+    new LongJobExecutor(),
+    undefined,
+    pushStore,
+    pushStore && new DefaultPushNotificationSender(pushStore),
+  );
   app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  console.log(JSON.stringify({ msg: 'sdk-reference listening', url, store: values.store }));
+  console.log(
+    JSON.stringify({ msg: 'sdk-reference listening', url, store: values.store, push: values.push }),
+  );
 });
 server.keepAliveTimeout = 65_000;
 process.once('SIGTERM', () => {
