@@ -218,7 +218,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await dispatcher.stop(Math.min(config.SHUTDOWN_TIMEOUT_MS, config.PUSH_TIMEOUT_MS + 1000));
       // Waiting blocking sends now answer with the task as it stands, and open streams end: their
       // clients resume with Last-Event-ID on another instance or after the restart.
-      shutdown.abort();
+      shutdown.abort('shutdown');
       await inFlight.drained(DRAIN_MS);
       server.closeAllConnections();
       await closed;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { GuardedWrite, ListPage, MessageKey, TaskStore, WriteResult } from '../store/port.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
+import { uuidv7 } from './ids.js';
 import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
 import type { SkillRegistry } from './registry.js';
 import {
@@ -131,7 +132,7 @@ export class Engine {
     if (reply) return { kind: 'message', message: reply };
 
     const now = this.now();
-    const id = randomUUID();
+    const id = uuidv7(now);
     const contextId = message.contextId || randomUUID();
     const ttlMs = Math.min(skill.ttlMs, this.#maxTtlMs);
     const stamped: Message = { ...message, taskId: id, contextId };
