@@ -60,12 +60,17 @@ export const csvLines = (text: string): string[] => text.split('\r\n').filter((l
 
 export const CSV_HEADER = 'id,name,email,amount,created_at';
 
-/** Opens a v1.0 (or v0.3, without the header) JSON-RPC streaming call. */
+/** Opens a v1.0 (or v0.3, without the header) JSON-RPC streaming call, with the agent's credentials. */
 export function rpcStream(
   agent: Agent,
   method: string,
   params: unknown,
-  o: { version?: '1.0' | '0.3'; lastEventId?: string; id?: number | string } = {},
+  o: {
+    version?: '1.0' | '0.3';
+    lastEventId?: string;
+    id?: number | string;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<SseStream> {
   return openSse(`${agent.url}/`, {
     method: 'POST',
@@ -74,6 +79,8 @@ export function rpcStream(
       Accept: 'text/event-stream',
       ...(o.version === '1.0' ? { 'A2A-Version': '1.0' } : {}),
       ...(o.lastEventId !== undefined ? { 'Last-Event-ID': o.lastEventId } : {}),
+      ...agent.credentials,
+      ...o.headers,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: o.id ?? 1, method, params }),
   });

@@ -8,18 +8,19 @@ describe('bad input', () => {
   let agent: Agent;
   let before: { id: string };
   beforeAll(async () => {
-    agent = await launch({ env: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
+    // As a principal: the 413 test counts tasks with ListTasks, which needs an identity.
+    agent = await launch({ apiKeys: { alice: 'acme' }, env: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
     before = (await send(agent, skillMessage('export', { rows: 2 }))).task;
   });
   afterAll(async () => {
     await agent?.stop();
   });
 
-  /** Posts a raw JSON-RPC body; returns the HTTP status and the parsed reply. */
+  /** Posts a raw JSON-RPC body (with alice's credentials); returns the HTTP status and the parsed reply. */
   const post = async (body: string, headers: Record<string, string> = {}, path = '/') => {
     const res = await fetch(`${agent.url}${path}`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...headers },
+      headers: { 'Content-Type': 'application/json', ...agent.credentials, ...headers },
       body,
     });
     const text = await res.text();
@@ -107,12 +108,6 @@ describe('bad input', () => {
     expect(v03Method.body.error.code).toBe(-32601);
   });
 
-  it('the extended card is refused with its own error (card: not offered)', async () => {
-    expect((await agent.rpc('GetExtendedAgentCard', {}, { version: '1.0' })).body.error?.code).toBe(-32007);
-    const legacy = await agent.rpc('agent/getAuthenticatedExtendedCard', {}, { version: '0.3' });
-    expect(legacy.body.error?.code).toBe(-32007);
-  });
-
   it('a webhook that would reach a private address is invalid params naming the reason, on every face', async () => {
     const hooks = [
       'http://127.0.0.1:9/hook',
@@ -139,7 +134,7 @@ describe('bad input', () => {
     expect(legacy.body.error?.message).toContain('192.168.1.1 is a private address');
     const rest = await fetch(`${agent.url}/rest/tasks/${before.id}/pushNotificationConfigs`, {
       method: 'POST',
-      headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json' },
+      headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json', ...agent.credentials },
       body: JSON.stringify({ url: 'http://100.64.0.1/hook' }),
     });
     expect(rest.status).toBe(400);
@@ -167,7 +162,9 @@ describe('bad input', () => {
     expect(v1.body.result?.id).toBe(before.id);
     const unsupported = await post(getTask, {}, '/?A2A-Version=2.0');
     expect(unsupported.body.error.code).toBe(-32009);
-    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}?A2A-Version=2.0`);
+    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}?A2A-Version=2.0`, {
+      headers: agent.credentials,
+    });
     expect(rest.status).toBe(400);
   });
 
@@ -179,7 +176,9 @@ describe('bad input', () => {
       },
     );
     expect(r.body.error.code).toBe(-32009);
-    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}`, { headers: { 'A2A-Version': '2.0' } });
+    const rest = await fetch(`${agent.url}/rest/tasks/${before.id}`, {
+      headers: { 'A2A-Version': '2.0', ...agent.credentials },
+    });
     expect(rest.status).toBe(400);
     const reply = (await rest.json()) as { error: { details: { reason: string }[] } };
     expect(reply.error.details[0]?.reason).toBe('VERSION_NOT_SUPPORTED');
@@ -217,7 +216,7 @@ describe('bad input', () => {
     });
     const res = await fetch(`${agent.url}/`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...agent.credentials },
       body: chunked,
       duplex: 'half',
     } as RequestInit);

@@ -17,7 +17,13 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
   let agent: Agent;
   const dbPath = tempDbPath();
   beforeAll(async () => {
-    agent = await launch({ conformance: true, dbPath, env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' } });
+    // As a principal: ListTasks needs an identity (anonymous callers get an empty list).
+    agent = await launch({
+      conformance: true,
+      dbPath,
+      apiKeys: { alice: 'acme' },
+      env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' },
+    });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -93,7 +99,7 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
   it('a v0.3 REST message:stream marks the input-required update final too', async () => {
     const stream = await openSse(`${agent.url}/rest/v1/message:stream`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: { 'Content-Type': 'application/json', ...agent.credentials },
       body: JSON.stringify({
         message: {
           messageId: `tck-input-required-${crypto.randomUUID()}`,
@@ -119,7 +125,13 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     const { task } = await send(agent, fixtureMessage('tck-input-required'));
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     await agent.kill9();
-    agent = await launch({ conformance: true, dbPath, env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' } });
+    // The same principal after the restart (a new key, the same owner).
+    agent = await launch({
+      conformance: true,
+      dbPath,
+      apiKeys: { alice: 'acme' },
+      env: { LEASE_MS: '1000', RUNNER_POLL_MS: '100' },
+    });
     expect((await getTask(agent, task.id)).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     const answered = await send(agent, userMessage('after the crash', { taskId: task.id }));
     expect(answered.task.status.message.parts).toEqual([{ text: 'Received: after the crash' }]);

@@ -16,7 +16,8 @@ import { type Agent, launch, userMessage } from './harness.js';
 describe('no second copies', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch();
+    // As a principal: countIn uses ListTasks, which needs an identity.
+    agent = await launch({ apiKeys: { alice: 'acme' } });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -81,7 +82,7 @@ describe('no second copies', () => {
     expect(v03.body.result.id).toBe(task.id);
     const rest = await fetch(`${agent.url}/rest/message:send`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...agent.credentials },
       body: JSON.stringify({ message }),
     });
     expect(((await rest.json()) as { task: { id: string } }).task.id).toBe(task.id);

@@ -6,7 +6,13 @@ describe('JSON-RPC v1.0: send, get, cancel', () => {
   let agent: Agent;
   let bounded: Agent;
   beforeAll(async () => {
-    [agent, bounded] = await Promise.all([launch(), launch({ env: { BLOCKING_TIMEOUT_MS: '300' } })]);
+    // As a principal: task ids are UUIDs when callers are authenticated (anonymous ones get 128
+    // random bits, see auth-access.test.ts).
+    const apiKeys = { alice: 'acme' };
+    [agent, bounded] = await Promise.all([
+      launch({ apiKeys }),
+      launch({ apiKeys, env: { BLOCKING_TIMEOUT_MS: '300' } }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([agent?.stop(), bounded?.stop()]);
@@ -107,7 +113,8 @@ describe('JSON-RPC v1.0: send, get, cancel', () => {
 describe('JSON-RPC v1.0: the handle extension', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch();
+    // As a principal: the skills' own TTLs apply (anonymous tasks are capped by ANONYMOUS_MAX_TTL_MS).
+    agent = await launch({ apiKeys: { alice: 'acme' } });
   });
   afterAll(async () => {
     await agent?.stop();

@@ -7,7 +7,8 @@ describe('JSON-RPC v1.0: ListTasks', () => {
   const contextId = crypto.randomUUID();
   const completed: string[] = [];
   beforeAll(async () => {
-    agent = await launch();
+    // Listing needs an identity: anonymous callers get an empty list (see auth-access.test.ts).
+    agent = await launch({ apiKeys: { alice: 'acme' } });
     // Five finished tasks in one context, one after the other: their order is fixed.
     for (let i = 0; i < 5; i++) {
       const { task } = await send(agent, skillMessage('export', { rows: 2 }, { contextId }));

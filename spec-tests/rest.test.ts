@@ -18,7 +18,8 @@ describe('HTTP+JSON (REST)', () => {
   let agent: Agent;
   let base: string;
   beforeAll(async () => {
-    agent = await launch();
+    // As a principal: ListTasks needs one, and ids are UUIDs only when callers are authenticated.
+    agent = await launch({ apiKeys: { alice: 'acme' } });
     base = `${agent.url}/rest`;
   });
   afterAll(async () => {
@@ -33,7 +34,11 @@ describe('HTTP+JSON (REST)', () => {
   ): Promise<Reply> => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+      headers: {
+        ...agent.credentials,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
@@ -176,7 +181,7 @@ describe('HTTP+JSON (REST)', () => {
     it('message:stream and tasks/{id}:subscribe answer SSE with event ids', async () => {
       const stream = await openSse(`${base}/message:stream`, {
         method: 'POST',
-        headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json' },
+        headers: { 'A2A-Version': '1.0', 'Content-Type': 'application/json', ...agent.credentials },
         body: JSON.stringify({ message: skillMessage('export', { rows: 3, chunkRows: 1, delayMs: 150 }) }),
       });
       expect(stream.status).toBe(200);
@@ -185,7 +190,9 @@ describe('HTTP+JSON (REST)', () => {
       const id = first?.data.task.id;
       expect(typeof id).toBe('string');
 
-      const sub = await openSse(`${base}/tasks/${id}:subscribe`, { headers: { 'A2A-Version': '1.0' } });
+      const sub = await openSse(`${base}/tasks/${id}:subscribe`, {
+        headers: { 'A2A-Version': '1.0', ...agent.credentials },
+      });
       expect(sub.status).toBe(200);
       const [subEvents, rest1] = await Promise.all([sub.rest(), stream.rest()]);
       for (const events of [[first, ...rest1], subEvents]) {
@@ -250,7 +257,7 @@ describe('HTTP+JSON (REST)', () => {
     it('v1/message:stream and v1/tasks/{id}:subscribe stream to completion', async () => {
       const stream = await openSse(`${base}/v1/message:stream`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', ...agent.credentials },
         body: JSON.stringify(legacyBody('export 3 rows')),
       });
       expect(stream.status).toBe(200);
@@ -273,7 +280,9 @@ describe('HTTP+JSON (REST)', () => {
         },
         v03,
       );
-      const sub = await openSse(`${base}/v1/tasks/${sent.body.task.id}:subscribe`);
+      const sub = await openSse(`${base}/v1/tasks/${sent.body.task.id}:subscribe`, {
+        headers: agent.credentials,
+      });
       const subEvents = await sub.rest();
       expect(subEvents[0]?.data.task.id).toBe(sent.body.task.id);
       expect(subEvents.at(-1)?.data.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');

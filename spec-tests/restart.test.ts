@@ -33,7 +33,8 @@ function assemble(events: SseEvent[]): string {
 describe('restart safety', () => {
   const agents: Agent[] = [];
   const start = async (dbPath: string, env: Record<string, string> = {}) => {
-    const agent = await launch({ dbPath, env: { ...FAST, ...env } });
+    // As a principal (the same owner at every start): ListTasks needs an identity.
+    const agent = await launch({ dbPath, apiKeys: { alice: 'acme' }, env: { ...FAST, ...env } });
     agents.push(agent);
     return agent;
   };

@@ -14,7 +14,9 @@ describe.each([
 ])('retention (%s)', (_, sweepIntervalMs) => {
   let agent: Agent;
   beforeAll(async () => {
+    // As a principal: ListTasks needs an identity (and anonymous tasks have a retention cap of their own).
     agent = await launch({
+      apiKeys: { alice: 'acme' },
       env: {
         MAX_TTL_MS: String(MAX_TTL_MS),
         SWEEP_INTERVAL_MS: sweepIntervalMs,
@@ -51,7 +53,9 @@ describe.each([
 
     expect((await agent.rpc('tasks/get', { id: task.id })).body.error.code).toBe(-32001);
     expect((await agent.rpc('CancelTask', { id: task.id }, V1)).body.error.code).toBe(-32001);
-    const rest = await fetch(`${agent.url}/rest/tasks/${task.id}`, { headers: { 'A2A-Version': '1.0' } });
+    const rest = await fetch(`${agent.url}/rest/tasks/${task.id}`, {
+      headers: { 'A2A-Version': '1.0', ...agent.credentials },
+    });
     expect(rest.status).toBe(404);
     const { body } = await agent.rpc('ListTasks', { contextId }, V1);
     expect(body.result.tasks).toEqual([]);

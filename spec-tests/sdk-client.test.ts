@@ -3,6 +3,7 @@ import {
   type Client,
   ClientFactory,
   ClientFactoryOptions,
+  createAuthenticatingFetchWithRetry,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   RestTransportFactory,
@@ -138,12 +139,31 @@ describe("the SDK's ClientFactory against the real server", () => {
   let agent: Agent;
   let card: AgentCard;
   beforeAll(async () => {
-    agent = await launch();
+    // As a principal: listTasks needs an identity. The card stays public: the resolver reads it as is.
+    agent = await launch({ apiKeys: { alice: 'acme' } });
     card = await new DefaultAgentCardResolver().resolve(agent.url);
   });
   afterAll(async () => {
     await agent?.stop();
   });
+
+  /** fetch with alice's API key on every request, through the SDK's own authentication hook. */
+  const authenticated = (): typeof fetch =>
+    createAuthenticatingFetchWithRetry(fetch, {
+      headers: async () => agent.credentials,
+      shouldRetryWithHeaders: async () => undefined,
+    });
+  /** The SDK's default factory, its transports sending alice's key. */
+  const factory = (o: Partial<ClientFactoryOptions> = {}) =>
+    new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [
+          new JsonRpcTransportFactory({ fetchImpl: authenticated() }),
+          new RestTransportFactory({ fetchImpl: authenticated() }),
+        ],
+        ...o,
+      }),
+    );
 
   it('createFromUrl reads the card and picks JSON-RPC v1.0', async () => {
     const client = await new ClientFactory().createFromUrl(agent.url);
@@ -151,12 +171,15 @@ describe("the SDK's ClientFactory against the real server", () => {
     expect(client.protocolVersion).toBe('1.0');
   });
 
-  clientFlows('JSON-RPC v1.0 (createFromUrl)', () => new ClientFactory().createFromUrl(agent.url));
+  it('a client without credentials is refused', async () => {
+    const client = await new ClientFactory().createFromUrl(agent.url);
+    const refused = await rejection(client.getTask({ tenant: '', id: 'any', historyLength: undefined }));
+    expect(refused.message).toMatch(/401|-32050|Unauthenticated/);
+  });
+
+  clientFlows('JSON-RPC v1.0 (createFromUrl)', () => factory().createFromUrl(agent.url));
   clientFlows('HTTP+JSON v1.0 (preferred transport)', async () => {
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      preferredTransports: ['HTTP+JSON'],
-    });
-    const client = await new ClientFactory(options).createFromUrl(agent.url);
+    const client = await factory({ preferredTransports: ['HTTP+JSON'] }).createFromUrl(agent.url);
     expect(client.transport.protocolName).toBe('HTTP+JSON');
     return client;
   });
@@ -170,13 +193,13 @@ describe("the SDK's ClientFactory against the real server", () => {
       ),
     };
     expect(only03.supportedInterfaces).toHaveLength(1);
-    const factory = new ClientFactory({
+    const legacyFactory = new ClientFactory({
       transports: [
-        new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
-        new RestTransportFactory({ legacyCompat: { enabled: true } }),
+        new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: authenticated() }),
+        new RestTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: authenticated() }),
       ],
     });
-    const client = await factory.createFromAgentCard(only03);
+    const client = await legacyFactory.createFromAgentCard(only03);
     expect(client.protocolVersion).toBe('0.3');
     return client;
   };

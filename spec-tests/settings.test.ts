@@ -1,33 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDLE } from './a2a.js';
-import { type Agent, launch, tempDbPath } from './harness.js';
-
-const MAIN = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
-
-/** Runs `taskhandle serve` with `env` and waits for it to exit (a bad setting must stop the start). */
-function serveExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [MAIN, 'serve'], {
-      env: { ...process.env, PORT: '0', DATABASE_URL: `sqlite:${tempDbPath()}`, LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    proc.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const guard = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`the server started with ${JSON.stringify(env)}`));
-    }, 10_000);
-    proc.once('exit', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stderr });
-    });
-  });
-}
+import { type Agent, launch, serveExpectingExit } from './harness.js';
 
 /** A port nobody listens on right now. */
 async function freePort(): Promise<number> {

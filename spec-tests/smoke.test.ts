@@ -24,7 +24,9 @@ describe('a handle comes back at once', () => {
     const task = body.result.task;
     expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(task.status.state);
     const handle = task.metadata['https://taskhandle.dev/extensions/task-handle/v1'];
-    expect(handle).toMatchObject({ pollIntervalMs: 2000, ttlMs: 604800000 });
+    // Anonymous (no authentication configured): the export's 7 days are capped by
+    // ANONYMOUS_MAX_TTL_MS (24 h); authenticated callers get the 7 days (jsonrpc-v1.test.ts).
+    expect(handle).toMatchObject({ pollIntervalMs: 2000, ttlMs: 86_400_000 });
     const canceled = await agent.rpc('CancelTask', { id: task.id }, { version: '1.0' });
     expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
   });

@@ -15,7 +15,8 @@ const slowExport = (rows: number) => skillMessage('export', { rows, chunkRows: 1
 describe('SSE streams', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ env: { SSE_KEEPALIVE_MS: '200' } });
+    // As a principal: one test checks with ListTasks, which needs an identity.
+    agent = await launch({ apiKeys: { alice: 'acme' }, env: { SSE_KEEPALIVE_MS: '200' } });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -175,7 +176,7 @@ describe('SSE streams', () => {
     const rpc = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
     const rest = await openSse(`${agent.url}/rest/tasks/${task.id}:subscribe`, {
       method: 'POST',
-      headers: { 'A2A-Version': '1.0' },
+      headers: { 'A2A-Version': '1.0', ...agent.credentials },
     });
     expect(rest.status).toBe(200);
     for (const s of [rpc, rest]) {
@@ -194,7 +195,7 @@ describe('SSE streams', () => {
   it('REST subscribe resumes with Last-Event-ID too', async () => {
     const task = await startTask(agent, slowExport(4));
     const url = `${agent.url}/rest/tasks/${task.id}:subscribe`;
-    const headers = { 'A2A-Version': '1.0' };
+    const headers = { 'A2A-Version': '1.0', ...agent.credentials };
     const reference = await openSse(url, { method: 'POST', headers });
     const first = await openSse(url, { method: 'POST', headers });
     const seen = [await first.next(), await first.next()];

@@ -50,6 +50,16 @@ const Env = z.object({
   PUSH_CONCURRENCY: int(1, 10_000).default(32),
   PUSH_POLL_MS: int(10).default(SECOND),
   KEYS_DIR: z.string().min(1).optional(),
+  API_KEYS_FILE: z.string().min(1).optional(),
+  JWT_JWKS_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  JWT_JWKS_FILE: z.string().min(1).optional(),
+  JWT_ISSUER: z.string().min(1).optional(),
+  JWT_AUDIENCE: z.string().min(1).optional(),
+  JWT_TENANT_CLAIM: z.string().min(1).default('tenant'),
+  JWT_PRINCIPAL_CLAIM: z.string().min(1).default('sub'),
+  ALLOW_ANONYMOUS: z.enum(['true', 'false']).default('false'),
+  ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
+  EXTENDED_SKILLS: z.string().default(''),
 });
 
 export type Config = z.infer<typeof Env> & {
@@ -82,8 +92,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError(`PUSH_ALLOW=${JSON.stringify(parsed.data.PUSH_ALLOW)}: ${(err as Error).message}`);
   }
+  checkJwtSettings(parsed.data);
   const beside = database.path === ':memory:' ? './data' : dirname(database.path);
   return { ...parsed.data, database, pushPolicy, keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys') };
+}
+
+/** JWT verification needs exactly one key source, and the issuer and audience it checks. */
+function checkJwtSettings(e: z.infer<typeof Env>): void {
+  const source = e.JWT_JWKS_URL ?? e.JWT_JWKS_FILE;
+  if (e.JWT_JWKS_URL && e.JWT_JWKS_FILE)
+    throw new ConfigError('JWT_JWKS_URL and JWT_JWKS_FILE: set one of them, not both');
+  if (!source && (e.JWT_ISSUER || e.JWT_AUDIENCE))
+    throw new ConfigError(
+      'JWT_ISSUER/JWT_AUDIENCE: also set JWT_JWKS_URL or JWT_JWKS_FILE (the keys to verify with)',
+    );
+  if (source && !e.JWT_ISSUER) throw new ConfigError('JWT_ISSUER: required when JWT verification is on');
+  if (source && !e.JWT_AUDIENCE) throw new ConfigError('JWT_AUDIENCE: required when JWT verification is on');
 }
 
 /** `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; PostgreSQL comes with multi-instance support. */

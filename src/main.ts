@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { addApiKey } from './auth/api-keys.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
 import { rotateSigningKey } from './push/signing-keys.js';
@@ -7,21 +8,48 @@ import { startServer } from './server.js';
 
 const USAGE = `usage: taskhandle serve [--conformance]
        taskhandle keys rotate
+       taskhandle api-keys add --principal NAME --tenant NAME [--label TEXT]
 
   serve              run the agent (settings from the environment; see README)
   --conformance      add the a2a-tck fixture skill and make it the default skill
   keys rotate        make a new webhook signing key in KEYS_DIR; a running server signs with it
-                     within 10 s, and keeps the old public key published until its tokens expire`;
+                     within 10 s, and keeps the old public key published until its tokens expire
+  api-keys add       make an API key for a principal of a tenant, add its hash to API_KEYS_FILE
+                     and print the key (once: it is not stored); a running server accepts it
+                     within seconds`;
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { conformance: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      conformance: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+      principal: { type: 'string' },
+      tenant: { type: 'string' },
+      label: { type: 'string' },
+    },
   });
   const command = positionals[0] ?? 'serve';
   if (command === 'keys' && positionals[1] === 'rotate' && !values.help) {
     const { keysDir } = loadConfig();
     console.log(JSON.stringify({ rotated: true, kid: await rotateSigningKey(keysDir), dir: keysDir }));
+    return;
+  }
+  if (command === 'api-keys' && positionals[1] === 'add' && !values.help) {
+    const { API_KEYS_FILE } = loadConfig();
+    if (!API_KEYS_FILE)
+      throw new ConfigError('API_KEYS_FILE: set it to the file the server reads its keys from');
+    if (!values.principal || !values.tenant)
+      throw new ConfigError('api-keys add: --principal and --tenant are required');
+    const key = addApiKey(API_KEYS_FILE, values.principal, values.tenant, values.label);
+    console.log(
+      JSON.stringify({
+        principal: values.principal,
+        tenant: values.tenant,
+        apiKey: key,
+        file: API_KEYS_FILE,
+      }),
+    );
     return;
   }
   if (values.help || command !== 'serve') {

@@ -4,9 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import express from 'express';
 import { type Logger, pino } from 'pino';
+import { openAuthenticator } from './auth/open.js';
 import { type Config, ConfigError } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
+import { randomId128 } from './engine/ids.js';
 import { SkillRegistry } from './engine/registry.js';
 import { Sweeper } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
@@ -46,9 +48,6 @@ const DRAIN_MS = 2000;
 /** How often keys rotated by `taskhandle keys rotate` (another process) are picked up. */
 const KEYS_RELOAD_MS = 10_000;
 
-/** Until identity lands, every caller is the same principal; the engine already scopes by owner. */
-const ownerOf = (_req: IncomingMessage): string => 'anonymous';
-
 /** The composition root: store -> engine -> runner -> faces -> HTTP server. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config } = options;
@@ -63,12 +62,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
   }
   const skills = new SkillRegistry(offered, config.DEFAULT_SKILL);
+  const extendedSkills = new Set(
+    config.EXTENDED_SKILLS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  for (const id of extendedSkills) {
+    if (!skills.get(id)) throw new ConfigError(`EXTENDED_SKILLS=${config.EXTENDED_SKILLS}: no skill "${id}"`);
+  }
+  const authenticator = openAuthenticator(config);
   const hub = new EventHub();
   const engine = new Engine({
     store,
     hub,
     skills,
-    maxTtlMs: config.MAX_TTL_MS,
+    // Anonymous callers reach a task by its id alone: fully random ids, and a shorter life.
+    maxTtlMs: authenticator.anonymous
+      ? Math.min(config.MAX_TTL_MS, config.ANONYMOUS_MAX_TTL_MS)
+      : config.MAX_TTL_MS,
+    newTaskId: authenticator.anonymous ? randomId128 : undefined,
     cancelGraceMs: config.CANCEL_GRACE_MS,
   });
   const runner = new Runner({
@@ -96,6 +108,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const handler = new EngineRequestHandler({
     engine,
     card: () => currentCard().sdk,
+    extendedCard: () => currentCard().extended,
+    audit: (action, principal, taskId) =>
+      logger.info(
+        { audit: action, principal: principal.id, tenant: principal.tenant, taskId },
+        `audit: ${action}`,
+      ),
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     pushPolicy: config.pushPolicy,
   });
@@ -109,7 +127,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const jsonrpc = jsonRpcEndpoint({
     handler,
     tasks: new TaskJsonCache(engine),
-    ownerOf,
+    authenticate: (req) => authenticator.authenticate(req.headers),
     logger,
     ...bodyAndStreams,
   });
@@ -130,7 +148,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
     }
   });
-  app.use(REST_PATH, restRouter({ handler, ownerOf, ...bodyAndStreams }));
+  app.use(
+    REST_PATH,
+    restRouter({
+      handler,
+      authenticate: (req) => authenticator.authenticate(req.headers),
+      ...bodyAndStreams,
+    }),
+  );
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
@@ -168,7 +193,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = (server.address() as AddressInfo).port;
   const url =
     config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  card = publishCard(config.AGENT_CARD_FILE, url, skills.all());
+  card = publishCard(config.AGENT_CARD_FILE, url, skills.all(), {
+    apiKeys: config.API_KEYS_FILE !== undefined,
+    jwt: config.JWT_ISSUER !== undefined,
+    extendedSkills,
+  });
   const signing = await SigningKeys.open(config.keysDir, { issuer: url }).catch(async (err: Error) => {
     server.close();
     await store.close();

@@ -26,6 +26,8 @@ export interface EngineOptions {
   /** How long cancel waits for a running job to stop before marking it canceled anyway. */
   cancelGraceMs: number;
   clock?: () => number;
+  /** Ids of new tasks; default time-ordered {@link uuidv7}. */
+  newTaskId?: (now: number) => string;
 }
 
 export type SendResult =
@@ -67,6 +69,7 @@ export class Engine {
   readonly #maxTtlMs: number;
   readonly #cancelGraceMs: number;
   readonly now: () => number;
+  readonly #newTaskId: (now: number) => string;
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
   readonly #pushListeners = new Set<() => void>();
@@ -80,6 +83,7 @@ export class Engine {
     this.#maxTtlMs = options.maxTtlMs;
     this.#cancelGraceMs = options.cancelGraceMs;
     this.now = options.clock ?? Date.now;
+    this.#newTaskId = options.newTaskId ?? uuidv7;
     this.push = new PushConfigs(this.#store, this.now);
   }
 
@@ -132,7 +136,7 @@ export class Engine {
     if (reply) return { kind: 'message', message: reply };
 
     const now = this.now();
-    const id = uuidv7(now);
+    const id = this.#newTaskId(now);
     const contextId = message.contextId || randomUUID();
     const ttlMs = Math.min(skill.ttlMs, this.#maxTtlMs);
     const stamped: Message = { ...message, taskId: id, contextId };

@@ -1,9 +1,17 @@
-import { randomFillSync } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 // Random bytes fetched in batches, as crypto.randomUUID does: one getrandom call per id costs more
 // than the rest of making it.
 const pool = Buffer.alloc(16 * 256);
 let offset = pool.length;
+
+/**
+ * 128 random bits (base64url): the id of a task when callers are anonymous, where knowing the id is
+ * all it takes to reach the task.
+ */
+export function randomId128(): string {
+  return randomBytes(16).toString('base64url');
+}
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits. Task ids are

@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServerCallContext } from '@a2a-js/sdk/server';
+import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { ProtocolVersion } from './version.js';
 
 /** What our request handler needs to know about the HTTP request behind an SDK call. */
 export interface CallState {
-  /** Whose tasks this call may see (authorization scope). */
+  /** Who is calling. */
+  principal: Principal;
+  /** Whose tasks this call may see (authorization scope): the principal's owner key. */
   owner: string;
   /** The protocol version the caller speaks (header for JSON-RPC, path for REST). */
   version: ProtocolVersion;
@@ -25,11 +28,12 @@ const KEY = 'taskhandle.call';
 export function newCallState(
   req: IncomingMessage,
   res: ServerResponse,
-  o: { owner: string; version: ProtocolVersion; shutdown: AbortSignal },
+  o: { principal: Principal; version: ProtocolVersion; shutdown: AbortSignal },
 ): CallState {
   let signal: AbortSignal | undefined;
   return {
-    owner: o.owner,
+    principal: o.principal,
+    owner: ownerKey(o.principal),
     version: o.version,
     lastEventId: parseLastEventId(req.headers['last-event-id']),
     cursor: {},

@@ -22,3 +22,11 @@ export function toProtocolError(err: unknown): unknown {
       return new RequestMalformedError(err.message);
   }
 }
+
+/**
+ * JSON-RPC codes of our own (the spec leaves authentication errors to "custom" codes); each comes
+ * with its HTTP status: 401 (and `WWW-Authenticate`) for Unauthenticated.
+ */
+export const TASKHANDLE_ERROR_CODE = {
+  UNAUTHENTICATED: -32050,
+} as const;

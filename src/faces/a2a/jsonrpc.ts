@@ -3,9 +3,12 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
+import type { AuthResult } from '../../auth/authenticator.js';
+import { ownerKey, type Principal } from '../../auth/principal.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
+import { TASKHANDLE_ERROR_CODE } from './errors.js';
 import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
@@ -13,8 +16,8 @@ export interface JsonRpcOptions {
   handler: A2ARequestHandler;
   /** v1.0 GetTask results as JSON text, for the poll fast path. */
   tasks: TaskJsonCache;
-  /** Who is calling: the owner whose tasks the call may see. */
-  ownerOf: (req: IncomingMessage) => string;
+  /** Who is calling; a caller without valid credentials gets 401. */
+  authenticate: (req: IncomingMessage) => Promise<AuthResult>;
   maxBodyBytes: number;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
@@ -63,6 +66,11 @@ export function jsonRpcEndpoint(
       const message = `Content-Type ${req.headers['content-type']} is not supported; send application/json`;
       return sendJson(res, 200, failure(null, A2A_ERROR_CODE.CONTENT_TYPE_NOT_SUPPORTED, message));
     }
+    const auth = await o.authenticate(req);
+    if (!auth.ok) {
+      const error = failure(null, TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, auth.message);
+      return sendJson(res, 401, error, { 'WWW-Authenticate': auth.challenge });
+    }
     let text: string;
     try {
       text = await readBody(req, o.maxBodyBytes);
@@ -91,13 +99,13 @@ export function jsonRpcEndpoint(
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
     if (version.version === '1.0' && envelope.method === 'GetTask') {
-      const json = await pollFastPath(o, req, request.params);
+      const json = await pollFastPath(o, auth.principal, request.params);
       if (json !== undefined)
         return sendText(res, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
     }
 
     const state = newCallState(req, res, {
-      owner: o.ownerOf(req),
+      principal: auth.principal,
       version: version.version,
       shutdown: o.shutdown,
     });
@@ -173,7 +181,7 @@ const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse 
  */
 async function pollFastPath(
   o: JsonRpcOptions,
-  req: IncomingMessage,
+  principal: Principal,
   params: unknown,
 ): Promise<string | undefined> {
   const p = params as { id?: unknown; historyLength?: unknown; tenant?: unknown };
@@ -182,7 +190,7 @@ async function pollFastPath(
   const h = p.historyLength;
   if (h !== undefined && h !== null && !(Number.isInteger(h) && (h as number) >= 0)) return undefined;
   try {
-    return await o.tasks.get(o.ownerOf(req), p.id, (h ?? undefined) as number | undefined);
+    return await o.tasks.get(ownerKey(principal), p.id, (h ?? undefined) as number | undefined);
   } catch {
     return undefined;
   }

@@ -18,7 +18,8 @@ import type {
 } from '@a2a-js/sdk';
 import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { type Engine, type StreamItem, settled } from '../../engine/engine.js';
+import type { Principal } from '../../auth/principal.js';
+import { type Engine, type SendResult, type StreamItem, settled } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
@@ -27,9 +28,16 @@ import { toProtocolError } from './errors.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
+/** What the audit log records: who did what to which task. */
+export type AuditAction = 'create' | 'input' | 'cancel' | 'push-config-set' | 'push-config-delete';
+export type Audit = (action: AuditAction, principal: Principal, taskId: string) => void;
+
 export interface HandlerOptions {
   engine: Engine;
   card: () => AgentCard;
+  /** The card for authenticated callers (GetExtendedAgentCard); undefined when callers are anonymous. */
+  extendedCard: () => AgentCard | undefined;
+  audit: Audit;
   /** A blocking send returns the task as it stands after this long. */
   blockingTimeoutMs: number;
   /** Which webhook addresses callers may register (the SSRF guard). */
@@ -58,9 +66,16 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   async getAuthenticatedExtendedAgentCard(
     _p: GetExtendedAgentCardRequest,
-    _c: ServerCallContext,
+    context: ServerCallContext,
   ): Promise<AgentCard> {
-    throw new ExtendedAgentCardNotConfiguredError('This agent has no extended agent card');
+    const extended = this.#o.extendedCard();
+    // Callers reach this only authenticated (or anonymous when no authentication is configured).
+    if (!extended || callState(context).principal.via === 'anonymous') {
+      throw new ExtendedAgentCardNotConfiguredError(
+        'This agent has no extended agent card for anonymous callers',
+      );
+    }
+    return extended;
   }
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -73,6 +88,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         params.metadata,
         this.#inlinePush(params, version),
       );
+      this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
       const historyLength = params.configuration?.historyLength;
       // v1.0 blocks unless told otherwise; v0.3 blocks only when `blocking: true` was sent (the SDK's
@@ -102,6 +118,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         this.#inlinePush(params, state.version),
       ),
     );
+    this.#audited(state.principal, params, result);
     if (result.kind === 'message') {
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
       return;
@@ -127,7 +144,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    const { owner } = callState(context);
+    const { owner, principal } = callState(context);
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
       throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}`);
@@ -144,6 +161,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
     const state = params.status ? fromSdkState(params.status) : undefined;
     if (params.status && !state) throw new RequestMalformedError('status is not a task state');
+    // Anonymous callers share one principal: listing would let each enumerate the others' tasks.
+    if (principal.via === 'anonymous') return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
     return guard(async () => {
       const { views, page } = await this.#engine.list(owner, {
         contextId: params.contextId || undefined,
@@ -164,19 +183,23 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    const { owner } = callState(context);
-    return guard(async () => toSdkTask(await this.#engine.cancel(owner, requireId(params.id))));
+    const { owner, principal } = callState(context);
+    const id = requireId(params.id);
+    const task = await guard(async () => toSdkTask(await this.#engine.cancel(owner, id)));
+    this.#o.audit('cancel', principal, id);
+    return task;
   }
 
   async createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    const { owner, version } = callState(context);
+    const { owner, version, principal } = callState(context);
     const config = toNewPushConfig(params, version, this.#o.pushPolicy);
-    return guard(async () =>
-      toSdkPushConfig(await this.#engine.push.put(owner, requireId(params.taskId), config)),
-    );
+    const taskId = requireId(params.taskId);
+    const stored = await guard(() => this.#engine.push.put(owner, taskId, config));
+    this.#o.audit('push-config-set', principal, taskId);
+    return toSdkPushConfig(stored);
   }
 
   async getTaskPushNotificationConfig(
@@ -203,9 +226,19 @@ export class EngineRequestHandler implements A2ARequestHandler {
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    const { owner } = callState(context);
+    const { owner, principal } = callState(context);
     if (!params.id) throw new RequestMalformedError('push notification config id is required');
-    await guard(() => this.#engine.push.delete(owner, requireId(params.taskId), params.id));
+    const taskId = requireId(params.taskId);
+    await guard(() => this.#engine.push.delete(owner, taskId, params.id));
+    this.#o.audit('push-config-delete', principal, taskId);
+  }
+
+  /** A send made a task, or gave a message to one (retries of a delivered message change nothing). */
+  #audited(principal: Principal, params: SendMessageRequest, result: SendResult): void {
+    if (result.kind !== 'task') return;
+    const taskId = result.view.record.id;
+    if (result.created) this.#o.audit('create', principal, taskId);
+    else if (params.message?.taskId) this.#o.audit('input', principal, taskId);
   }
 
   /** The webhook a send may carry in its configuration. */

@@ -4,13 +4,16 @@ import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { AuthResult } from '../../auth/authenticator.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
+import { TASKHANDLE_ERROR_CODE } from './errors.js';
 import { requestedVersion } from './version.js';
 
 export interface RestOptions {
   handler: A2ARequestHandler;
-  ownerOf: (req: IncomingMessage) => string;
+  /** Who is calling; a caller without valid credentials gets 401. */
+  authenticate: (req: IncomingMessage) => Promise<AuthResult>;
   maxBodyBytes: number;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
@@ -37,8 +40,20 @@ export function restRouter(o: RestOptions): express.Router {
       res.status(400).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
       return;
     }
+    const auth = await o.authenticate(req);
+    if (!auth.ok) {
+      res.status(401).set('WWW-Authenticate', auth.challenge);
+      // v1.0: google.rpc.Status, as the SDK writes its errors; v0.3: the JSON-RPC error object.
+      const message = auth.message;
+      res.json(
+        legacy
+          ? { code: TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, message }
+          : { error: { code: 401, status: 'UNAUTHENTICATED', message } },
+      );
+      return;
+    }
     const state = newCallState(req, res, {
-      owner: o.ownerOf(req),
+      principal: auth.principal,
       version: legacy ? '0.3' : '1.0',
       shutdown: o.shutdown,
     });

@@ -1,0 +1,78 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { API_KEY_PREFIX, type ApiKeys } from './api-keys.js';
+import type { JwtVerifier } from './jwt-verifier.js';
+import { ANONYMOUS, type Principal } from './principal.js';
+
+export type AuthResult =
+  | { ok: true; principal: Principal }
+  /** 401: `challenge` goes into `WWW-Authenticate`, `message` to the caller. */
+  | { ok: false; challenge: string; message: string };
+
+export interface AuthenticatorOptions {
+  apiKeys?: ApiKeys;
+  jwt?: JwtVerifier;
+}
+
+/**
+ * Who is calling, from the request headers: an API key (`X-API-Key: th_...` or `Authorization:
+ * Bearer th_...`) or a JWT (`Authorization: Bearer <jwt>`). With neither configured, every caller
+ * is the anonymous principal; with either configured, a request without valid credentials is
+ * refused.
+ */
+export class Authenticator {
+  readonly #o: AuthenticatorOptions;
+
+  constructor(options: AuthenticatorOptions) {
+    this.#o = options;
+  }
+
+  /** Anonymous use: no authentication configured. */
+  get anonymous(): boolean {
+    return !this.#o.apiKeys && !this.#o.jwt;
+  }
+
+  async authenticate(headers: IncomingHttpHeaders): Promise<AuthResult> {
+    if (this.anonymous) return { ok: true, principal: ANONYMOUS };
+    const apiKey = header(headers['x-api-key']);
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header(headers.authorization) ?? '')?.[1];
+    if (apiKey !== undefined) return this.#byKey(apiKey);
+    if (bearer === undefined) {
+      const sent = headers.authorization
+        ? 'the Authorization header is not a Bearer token'
+        : 'no credentials';
+      return this.#refuse(`${sent}; send ${this.#expected()}`, undefined);
+    }
+    if (bearer.startsWith(API_KEY_PREFIX) && this.#o.apiKeys) return this.#byKey(bearer);
+    if (!this.#o.jwt) return this.#refuse('unknown API key', 'invalid_token');
+    const verified = await this.#o.jwt.verify(bearer);
+    return 'reason' in verified
+      ? this.#refuse(verified.reason, 'invalid_token')
+      : { ok: true, principal: verified };
+  }
+
+  #byKey(key: string): AuthResult {
+    const principal = this.#o.apiKeys?.find(key);
+    return principal ? { ok: true, principal } : this.#refuse('unknown API key', 'invalid_token');
+  }
+
+  #expected(): string {
+    const ways = [];
+    if (this.#o.apiKeys) ways.push('an API key (X-API-Key or Authorization: Bearer)');
+    if (this.#o.jwt) ways.push('a JWT (Authorization: Bearer)');
+    return ways.join(' or ');
+  }
+
+  /** RFC 6750: the challenge names the scheme, and the error only when credentials were sent. */
+  #refuse(message: string, error: 'invalid_token' | undefined): AuthResult {
+    const detail = error ? `, error="${error}", error_description="${message.replace(/"/g, "'")}"` : '';
+    return {
+      ok: false,
+      challenge: `Bearer realm="taskhandle"${detail}`,
+      message: `Unauthenticated: ${message}`,
+    };
+  }
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,47 @@
+import { type Config, ConfigError } from '../config.js';
+import { ApiKeys } from './api-keys.js';
+import { Authenticator } from './authenticator.js';
+import { JwtVerifier } from './jwt-verifier.js';
+
+/** Loopback hosts, where an anonymous server is reachable from this machine only. */
+const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/**
+ * The authenticator the settings ask for. Serving anonymous callers on an address other machines
+ * reach is refused unless ALLOW_ANONYMOUS=true says it is meant.
+ */
+export function openAuthenticator(config: Config): Authenticator {
+  let apiKeys: ApiKeys | undefined;
+  if (config.API_KEYS_FILE) {
+    try {
+      apiKeys = new ApiKeys(config.API_KEYS_FILE);
+    } catch (err) {
+      throw new ConfigError(`API_KEYS_FILE=${config.API_KEYS_FILE}: ${(err as Error).message}`);
+    }
+  }
+  let jwt: JwtVerifier | undefined;
+  if (config.JWT_ISSUER && config.JWT_AUDIENCE) {
+    try {
+      jwt = new JwtVerifier({
+        jwksUrl: config.JWT_JWKS_URL,
+        jwksFile: config.JWT_JWKS_FILE,
+        issuer: config.JWT_ISSUER,
+        audience: config.JWT_AUDIENCE,
+        tenantClaim: config.JWT_TENANT_CLAIM,
+        principalClaim: config.JWT_PRINCIPAL_CLAIM,
+      });
+    } catch (err) {
+      throw new ConfigError(`JWT_JWKS_FILE=${config.JWT_JWKS_FILE}: ${(err as Error).message}`);
+    }
+  }
+  const authenticator = new Authenticator({ apiKeys, jwt });
+  if (authenticator.anonymous && !isLoopback(config.HOST) && config.ALLOW_ANONYMOUS !== 'true') {
+    throw new ConfigError(
+      `HOST=${config.HOST}: refusing to serve anonymous callers on an address other machines can reach. ` +
+        'Configure API_KEYS_FILE or JWT_JWKS_URL/JWT_JWKS_FILE (with JWT_ISSUER and JWT_AUDIENCE), ' +
+        'or set ALLOW_ANONYMOUS=true if that is really meant.',
+    );
+  }
+  return authenticator;
+}

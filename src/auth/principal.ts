@@ -1,0 +1,19 @@
+/** Who is calling: an authenticated principal of a tenant, or the anonymous caller. */
+export interface Principal {
+  /** The principal's id within its tenant (an API key's principal, a JWT's subject). */
+  id: string;
+  tenant: string;
+  via: 'api-key' | 'jwt' | 'anonymous';
+}
+
+export const ANONYMOUS: Principal = { id: 'anonymous', tenant: '', via: 'anonymous' };
+
+/**
+ * The owner the engine scopes tasks by. Tenant and id are escaped so that no pair of names can
+ * produce another pair's key ("a/b" + "c" vs "a" + "b/c"). API-key and JWT principals live apart:
+ * a token issuer must not reach an API-key holder's tasks by naming the same tenant and subject.
+ */
+export const ownerKey = (p: Principal): string =>
+  p.via === 'anonymous'
+    ? 'anonymous'
+    : `${p.via}:${encodeURIComponent(p.tenant)}/${encodeURIComponent(p.id)}`;
