@@ -8,7 +8,7 @@ import { openAuthenticator } from './auth/open.js';
 import { type Config, ConfigError } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
-import { randomId128 } from './engine/ids.js';
+import { anonymousTaskId } from './engine/ids.js';
 import { SkillRegistry } from './engine/registry.js';
 import { Sweeper } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
@@ -80,7 +80,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxTtlMs: authenticator.anonymous
       ? Math.min(config.MAX_TTL_MS, config.ANONYMOUS_MAX_TTL_MS)
       : config.MAX_TTL_MS,
-    newTaskId: authenticator.anonymous ? randomId128 : undefined,
+    newTaskId: authenticator.anonymous ? anonymousTaskId : undefined,
     cancelGraceMs: config.CANCEL_GRACE_MS,
   });
   const runner = new Runner({
