@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { TASK_STATES } from '../../engine/task.js';
 
 /** Versioned schema changes, applied in order, each in its own transaction. Never edit a shipped one. */
@@ -102,3 +103,26 @@ CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS N
 `,
   },
 ];
+
+/** Applies the migrations this database has not seen yet, in order. */
+export function migrate(db: Database.Database): void {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)',
+  );
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+      (r) => r.version,
+    ),
+  );
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        Date.now(),
+      );
+    })();
+  }
+}

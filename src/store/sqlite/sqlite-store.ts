@@ -25,7 +25,8 @@ import type {
   WriteResult,
 } from '../port.js';
 import { GroupCommit } from './group-commit.js';
-import { MIGRATIONS } from './migrations.js';
+import { migrate } from './migrations.js';
+import { type EventRow, json, toLogged, toPushConfig, toPushConfigRow, toRecord } from './rows.js';
 import {
   type NotificationRow,
   type PushConfigRow,
@@ -332,90 +333,3 @@ export class SqliteStore implements TaskStore {
     return (this.#q.getTask.get(taskId, 0) as TaskRow | undefined)?.push_configs ?? 0;
   }
 }
-
-interface EventRow {
-  seq: number;
-  at: number;
-  payload: string;
-}
-
-function migrate(db: Database.Database): void {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)',
-  );
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
-      (r) => r.version,
-    ),
-  );
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        m.version,
-        m.name,
-        Date.now(),
-      );
-    })();
-  }
-}
-
-const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
-
-function toRecord(r: TaskRow): TaskRecord {
-  return {
-    id: r.id,
-    contextId: r.context_id,
-    owner: r.owner,
-    skill: r.skill,
-    state: r.state,
-    statusMessage: r.status_message ? JSON.parse(r.status_message) : undefined,
-    input: r.input === null ? undefined : JSON.parse(r.input),
-    metadata: r.metadata ? JSON.parse(r.metadata) : undefined,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    expiresAt: r.expires_at,
-    ttlMs: r.ttl_ms,
-    pollIntervalMs: r.poll_interval_ms,
-    progress: r.progress ? JSON.parse(r.progress) : undefined,
-    lastSeq: r.last_seq,
-    attempts: r.attempts,
-    interruptions: r.interruptions,
-    cancelRequested: r.cancel_requested === 1,
-    pushConfigs: r.push_configs,
-  };
-}
-
-const toPushConfigRow = (c: PushConfig): PushConfigRow => ({
-  task_id: c.taskId,
-  id: c.id,
-  url: c.url,
-  token: c.token ?? null,
-  auth_scheme: c.authentication?.scheme ?? null,
-  auth_credentials: c.authentication?.credentials ?? null,
-  all_events: c.allEvents ? 1 : 0,
-  format: c.format,
-  created_at: c.createdAt,
-});
-
-const toPushConfig = (r: PushConfigRow): PushConfig => ({
-  taskId: r.task_id,
-  id: r.id,
-  url: r.url,
-  token: r.token ?? undefined,
-  authentication:
-    r.auth_scheme === null
-      ? undefined
-      : { scheme: r.auth_scheme, credentials: r.auth_credentials ?? undefined },
-  allEvents: r.all_events === 1,
-  format: r.format,
-  createdAt: r.created_at,
-});
-
-const toLogged = (taskId: string, e: EventRow): LoggedEvent => ({
-  taskId,
-  seq: e.seq,
-  at: e.at,
-  event: JSON.parse(e.payload) as TaskEvent,
-});

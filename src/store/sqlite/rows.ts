@@ -1,0 +1,71 @@
+import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
+import type { PushConfig } from '../../engine/push.js';
+import type { TaskRecord } from '../../engine/task.js';
+import type { PushConfigRow, TaskRow } from './statements.js';
+
+/** Conversions between SQLite rows and the engine's records. */
+
+export interface EventRow {
+  seq: number;
+  at: number;
+  payload: string;
+}
+
+export const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+export function toRecord(r: TaskRow): TaskRecord {
+  return {
+    id: r.id,
+    contextId: r.context_id,
+    owner: r.owner,
+    skill: r.skill,
+    state: r.state,
+    statusMessage: r.status_message ? JSON.parse(r.status_message) : undefined,
+    input: r.input === null ? undefined : JSON.parse(r.input),
+    metadata: r.metadata ? JSON.parse(r.metadata) : undefined,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    expiresAt: r.expires_at,
+    ttlMs: r.ttl_ms,
+    pollIntervalMs: r.poll_interval_ms,
+    progress: r.progress ? JSON.parse(r.progress) : undefined,
+    lastSeq: r.last_seq,
+    attempts: r.attempts,
+    interruptions: r.interruptions,
+    cancelRequested: r.cancel_requested === 1,
+    pushConfigs: r.push_configs,
+  };
+}
+
+export const toPushConfigRow = (c: PushConfig): PushConfigRow => ({
+  task_id: c.taskId,
+  id: c.id,
+  url: c.url,
+  token: c.token ?? null,
+  auth_scheme: c.authentication?.scheme ?? null,
+  auth_credentials: c.authentication?.credentials ?? null,
+  all_events: c.allEvents ? 1 : 0,
+  format: c.format,
+  created_at: c.createdAt,
+});
+
+export const toPushConfig = (r: PushConfigRow): PushConfig => ({
+  taskId: r.task_id,
+  id: r.id,
+  url: r.url,
+  token: r.token ?? undefined,
+  authentication:
+    r.auth_scheme === null
+      ? undefined
+      : { scheme: r.auth_scheme, credentials: r.auth_credentials ?? undefined },
+  allEvents: r.all_events === 1,
+  format: r.format,
+  createdAt: r.created_at,
+});
+
+export const toLogged = (taskId: string, e: EventRow): LoggedEvent => ({
+  taskId,
+  seq: e.seq,
+  at: e.at,
+  event: JSON.parse(e.payload) as TaskEvent,
+});
