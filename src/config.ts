@@ -60,6 +60,8 @@ const Env = z.object({
   ALLOW_ANONYMOUS: z.enum(['true', 'false']).default('false'),
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
   EXTENDED_SKILLS: z.string().default(''),
+  RATE_LIMIT_PER_S: int(0).default(0),
+  RATE_LIMIT_BURST: int(1).optional(),
 });
 
 export type Config = z.infer<typeof Env> & {

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import express from 'express';
 import { type Logger, pino } from 'pino';
 import { openAuthenticator } from './auth/open.js';
+import { RateLimiter } from './auth/rate-limiter.js';
 import { type Config, ConfigError } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
@@ -13,6 +14,7 @@ import { SkillRegistry } from './engine/registry.js';
 import { Sweeper } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import type { AnySkill } from './engine/skill.js';
+import { admission } from './faces/a2a/admission.js';
 import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a2a/agent-card.js';
 import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
 import { renderNotification } from './faces/a2a/push-body.js';
@@ -71,6 +73,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!skills.get(id)) throw new ConfigError(`EXTENDED_SKILLS=${config.EXTENDED_SKILLS}: no skill "${id}"`);
   }
   const authenticator = openAuthenticator(config);
+  const limiter =
+    config.RATE_LIMIT_PER_S > 0
+      ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
+      : undefined;
+  const admit = admission(authenticator, limiter);
   const hub = new EventHub();
   const engine = new Engine({
     store,
@@ -127,7 +134,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const jsonrpc = jsonRpcEndpoint({
     handler,
     tasks: new TaskJsonCache(engine),
-    authenticate: (req) => authenticator.authenticate(req.headers),
+    admit,
     logger,
     ...bodyAndStreams,
   });
@@ -148,14 +155,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
     }
   });
-  app.use(
-    REST_PATH,
-    restRouter({
-      handler,
-      authenticate: (req) => authenticator.authenticate(req.headers),
-      ...bodyAndStreams,
-    }),
-  );
+  app.use(REST_PATH, restRouter({ handler, admit, ...bodyAndStreams }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });

@@ -25,8 +25,10 @@ export function toProtocolError(err: unknown): unknown {
 
 /**
  * JSON-RPC codes of our own (the spec leaves authentication errors to "custom" codes); each comes
- * with its HTTP status: 401 (and `WWW-Authenticate`) for Unauthenticated.
+ * with its HTTP status: 401 (and `WWW-Authenticate`) for Unauthenticated, 429 (and `Retry-After`)
+ * for RateLimited.
  */
 export const TASKHANDLE_ERROR_CODE = {
   UNAUTHENTICATED: -32050,
+  RATE_LIMITED: -32051,
 } as const;

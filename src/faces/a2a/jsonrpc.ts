@@ -3,12 +3,11 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
-import type { AuthResult } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
+import type { Admission } from './admission.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { TASKHANDLE_ERROR_CODE } from './errors.js';
 import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
@@ -16,8 +15,8 @@ export interface JsonRpcOptions {
   handler: A2ARequestHandler;
   /** v1.0 GetTask results as JSON text, for the poll fast path. */
   tasks: TaskJsonCache;
-  /** Who is calling; a caller without valid credentials gets 401. */
-  authenticate: (req: IncomingMessage) => Promise<AuthResult>;
+  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
+  admit: (req: IncomingMessage) => Promise<Admission>;
   maxBodyBytes: number;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
@@ -66,10 +65,10 @@ export function jsonRpcEndpoint(
       const message = `Content-Type ${req.headers['content-type']} is not supported; send application/json`;
       return sendJson(res, 200, failure(null, A2A_ERROR_CODE.CONTENT_TYPE_NOT_SUPPORTED, message));
     }
-    const auth = await o.authenticate(req);
+    const auth = await o.admit(req);
     if (!auth.ok) {
-      const error = failure(null, TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, auth.message);
-      return sendJson(res, 401, error, { 'WWW-Authenticate': auth.challenge });
+      const { status, code, message, headers } = auth.refusal;
+      return sendJson(res, status, failure(null, code, message), headers);
     }
     let text: string;
     try {

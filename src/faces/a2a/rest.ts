@@ -4,16 +4,15 @@ import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { AuthResult } from '../../auth/authenticator.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import type { Admission } from './admission.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { TASKHANDLE_ERROR_CODE } from './errors.js';
 import { requestedVersion } from './version.js';
 
 export interface RestOptions {
   handler: A2ARequestHandler;
-  /** Who is calling; a caller without valid credentials gets 401. */
-  authenticate: (req: IncomingMessage) => Promise<AuthResult>;
+  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
+  admit: (req: IncomingMessage) => Promise<Admission>;
   maxBodyBytes: number;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
@@ -40,16 +39,14 @@ export function restRouter(o: RestOptions): express.Router {
       res.status(400).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
       return;
     }
-    const auth = await o.authenticate(req);
+    const auth = await o.admit(req);
     if (!auth.ok) {
-      res.status(401).set('WWW-Authenticate', auth.challenge);
+      const { status, code, restStatus, message, headers } = auth.refusal;
       // v1.0: google.rpc.Status, as the SDK writes its errors; v0.3: the JSON-RPC error object.
-      const message = auth.message;
-      res.json(
-        legacy
-          ? { code: TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, message }
-          : { error: { code: 401, status: 'UNAUTHENTICATED', message } },
-      );
+      res
+        .status(status)
+        .set(headers)
+        .json(legacy ? { code, message } : { error: { code: status, status: restStatus, message } });
       return;
     }
     const state = newCallState(req, res, {
