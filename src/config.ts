@@ -61,6 +61,7 @@ const Env = z.object({
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
   EXTENDED_SKILLS: z.string().default(''),
   RATE_LIMIT_PER_S: int(0).default(0),
+  MAX_ACTIVE_TASKS: int(0).default(10_000),
   RATE_LIMIT_BURST: int(1).optional(),
 });
 

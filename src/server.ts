@@ -89,6 +89,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       : config.MAX_TTL_MS,
     newTaskId: authenticator.anonymous ? anonymousTaskId : undefined,
     cancelGraceMs: config.CANCEL_GRACE_MS,
+    maxActiveTasks: config.MAX_ACTIVE_TASKS,
   });
   const runner = new Runner({
     engine,

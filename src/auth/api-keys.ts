@@ -13,6 +13,8 @@ const Entry = z.looseObject({
   /** `sha256:<hex>` of the key; the key itself is never stored. */
   keyHash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex digits>'),
   label: z.string().optional(),
+  /** The skills this key may use; all when absent. */
+  skills: z.array(z.string().min(1)).optional(),
 });
 const KeysFile = z.array(Entry);
 export type ApiKeyEntry = z.infer<typeof Entry>;
@@ -63,7 +65,15 @@ export class ApiKeys {
     if (signature === this.#signature) return;
     const entries = readEntries(this.#file);
     this.#byHash = new Map(
-      entries.map((e) => [e.keyHash, { id: e.principal, tenant: e.tenant, via: 'api-key' } as const]),
+      entries.map((e): [string, Principal] => [
+        e.keyHash,
+        {
+          id: e.principal,
+          tenant: e.tenant,
+          via: 'api-key',
+          ...(e.skills ? { skills: new Set(e.skills) } : {}),
+        },
+      ]),
     );
     this.#signature = signature;
   }

@@ -4,6 +4,8 @@ export interface Principal {
   id: string;
   tenant: string;
   via: 'api-key' | 'jwt' | 'anonymous';
+  /** Skills it may use; undefined for all. */
+  skills?: ReadonlySet<string>;
 }
 
 export const ANONYMOUS: Principal = { id: 'anonymous', tenant: '', via: 'anonymous' };

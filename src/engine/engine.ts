@@ -28,6 +28,14 @@ export interface EngineOptions {
   clock?: () => number;
   /** Ids of new tasks; default time-ordered {@link uuidv7}. */
   newTaskId?: (now: number) => string;
+  /** Unfinished tasks an owner may have at once; 0 for no limit. */
+  maxActiveTasks?: number;
+}
+
+/** What a caller may do, as its identity says. */
+export interface SendPolicy {
+  /** Skills the caller may use; undefined for all. */
+  skills?: ReadonlySet<string>;
 }
 
 export type SendResult =
@@ -70,6 +78,7 @@ export class Engine {
   readonly #cancelGraceMs: number;
   readonly now: () => number;
   readonly #newTaskId: (now: number) => string;
+  readonly #maxActiveTasks: number;
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
   readonly #pushListeners = new Set<() => void>();
@@ -84,6 +93,7 @@ export class Engine {
     this.#cancelGraceMs = options.cancelGraceMs;
     this.now = options.clock ?? Date.now;
     this.#newTaskId = options.newTaskId ?? uuidv7;
+    this.#maxActiveTasks = options.maxActiveTasks ?? 0;
     this.push = new PushConfigs(this.#store, this.now);
   }
 
@@ -123,6 +133,7 @@ export class Engine {
     message: Message,
     metadata?: Record<string, unknown>,
     push?: NewPushConfig,
+    policy: SendPolicy = {},
   ): Promise<SendResult> {
     if (message.taskId) {
       // Registered first, so that it hears of what the message sets off.
@@ -132,6 +143,9 @@ export class Engine {
     // No lookup of messageId first: createTask answers a retry with the task it made, in the same
     // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
     const { skill, input } = this.#skills.resolve(message);
+    if (policy.skills && !policy.skills.has(skill.id)) {
+      throw new EngineError('forbidden', `You may not use the skill "${skill.id}"`);
+    }
     const reply = skill.directReply?.(message);
     if (reply) return { kind: 'message', message: reply };
 
@@ -153,6 +167,7 @@ export class Engine {
       pollIntervalMs: skill.pollIntervalMs,
       messageId: message.messageId,
       pushConfigs: push && [pushConfigFor(id, push, now)],
+      maxActive: this.#maxActiveTasks || undefined,
       events: [
         { kind: 'message', message: stamped },
         { kind: 'status', state: 'submitted' },

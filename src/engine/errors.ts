@@ -8,7 +8,11 @@ export type EngineErrorCode =
   | 'unsupported-operation'
   | 'invalid-params'
   | 'unknown-skill'
-  | 'shutting-down';
+  | 'shutting-down'
+  /** The caller already has as many unfinished tasks as it may. */
+  | 'too-many-tasks'
+  /** The caller may not use what it asked for (a skill it has no access to). */
+  | 'forbidden';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

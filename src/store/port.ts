@@ -25,6 +25,11 @@ export interface NewTask {
   events: TaskEvent[];
   /** Webhooks given with the message that made the task: they hear of its first events too. */
   pushConfigs?: PushConfig[];
+  /**
+   * The owner may have at most this many unfinished tasks: with as many already, the create fails
+   * with EngineError `too-many-tasks`, decided in the create's own transaction.
+   */
+  maxActive?: number;
 }
 
 /**

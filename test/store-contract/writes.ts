@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isEngineError } from '../../src/engine/errors.js';
 import type { TaskEvent } from '../../src/engine/events.js';
 import type { GuardedWrite } from '../../src/store/port.js';
 import { agentMessage, type Contract, HOUR, newTask, note, T0, userMessage } from './context.js';
@@ -59,6 +60,32 @@ export function writeContract(c: Contract): void {
       expect(await seqs(first.id)).toEqual([1, 2]);
       const page = await c.store.listTasks({ owner: 'alice', pageSize: 10, now: T0 });
       expect(page.totalSize).toBe(1);
+    });
+
+    it('refuses a create past maxActive unfinished tasks of the owner, in its own transaction', async () => {
+      await create({ owner: 'alice', messageId: 'a1' });
+      await create({ owner: 'alice', messageId: 'a2' });
+      const third = newTask({ owner: 'alice', messageId: 'a3', maxActive: 2 });
+      const refused = await c.store.createTask(third).catch((e: unknown) => e);
+      expect(isEngineError(refused) && refused.code).toBe('too-many-tasks');
+      expect(await c.store.getTask(third.id, T0)).toBeUndefined();
+      expect(await c.store.findByMessageId('alice', 'a3')).toBeUndefined();
+      // Others have their own count; a retry of a delivered message is not a new task.
+      expect((await c.store.createTask(newTask({ owner: 'bob', maxActive: 2 }))).created).toBe(true);
+      const retry = await c.store.createTask(newTask({ owner: 'alice', messageId: 'a1', maxActive: 2 }));
+      expect(retry.created).toBe(false);
+      // A finished task no longer counts.
+      const [one] = (await c.store.listTasks({ owner: 'alice', pageSize: 1, now: T0 })).records;
+      await c.store.write({
+        taskId: one?.id ?? '',
+        from: ['submitted'],
+        to: 'canceled',
+        events: [],
+        at: T0 + 1,
+      });
+      expect(
+        (await c.store.createTask(newTask({ owner: 'alice', messageId: 'a4', maxActive: 2 }))).created,
+      ).toBe(true);
     });
 
     it('makes a new task for the same messageId from another owner', async () => {

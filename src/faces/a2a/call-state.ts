@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import type { Transport } from './errors.js';
 import type { ProtocolVersion } from './version.js';
 
 /** What our request handler needs to know about the HTTP request behind an SDK call. */
 export interface CallState {
   /** Who is calling. */
   principal: Principal;
+  /** JSON-RPC or REST: errors of our own codes are built for it. */
+  transport: Transport;
   /** Whose tasks this call may see (authorization scope): the principal's owner key. */
   owner: string;
   /** The protocol version the caller speaks (header for JSON-RPC, path for REST). */
@@ -28,11 +31,12 @@ const KEY = 'taskhandle.call';
 export function newCallState(
   req: IncomingMessage,
   res: ServerResponse,
-  o: { principal: Principal; version: ProtocolVersion; shutdown: AbortSignal },
+  o: { principal: Principal; transport: Transport; version: ProtocolVersion; shutdown: AbortSignal },
 ): CallState {
   let signal: AbortSignal | undefined;
   return {
     principal: o.principal,
+    transport: o.transport,
     owner: ownerKey(o.principal),
     version: o.version,
     lastEventId: parseLastEventId(req.headers['last-event-id']),

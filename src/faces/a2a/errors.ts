@@ -1,13 +1,18 @@
 import {
+  JsonRpcUnsupportedOperationError,
   RequestMalformedError,
+  RestUnsupportedOperationError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import { isEngineError } from '../../engine/errors.js';
 
+/** The transport a call came over: errors of our own codes are built for it. */
+export type Transport = 'jsonrpc' | 'rest';
+
 /** Maps an engine error to the SDK's protocol error (which each transport maps to its code and status). */
-export function toProtocolError(err: unknown): unknown {
+export function toProtocolError(err: unknown, transport: Transport = 'jsonrpc'): unknown {
   if (!isEngineError(err)) return err;
   switch (err.code) {
     case 'task-not-found':
@@ -20,7 +25,18 @@ export function toProtocolError(err: unknown): unknown {
     case 'invalid-params':
     case 'unknown-skill':
       return new RequestMalformedError(err.message);
+    case 'too-many-tasks':
+      return ownError(transport, err.message, 429, TASKHANDLE_ERROR_CODE.TOO_MANY_TASKS);
+    case 'forbidden':
+      return ownError(transport, err.message, 403, TASKHANDLE_ERROR_CODE.FORBIDDEN);
   }
+}
+
+/** An error the spec has no code for: our JSON-RPC code, or our HTTP status for REST. */
+function ownError(transport: Transport, message: string, statusCode: number, envelopeCode: number): Error {
+  return transport === 'rest'
+    ? new RestUnsupportedOperationError({ message, statusCode })
+    : new JsonRpcUnsupportedOperationError({ message, envelopeCode });
 }
 
 /**
@@ -31,4 +47,8 @@ export function toProtocolError(err: unknown): unknown {
 export const TASKHANDLE_ERROR_CODE = {
   UNAUTHENTICATED: -32050,
   RATE_LIMITED: -32051,
+  /** HTTP 403: a skill the caller may not use. */
+  FORBIDDEN: -32052,
+  /** HTTP 429: the caller has MAX_ACTIVE_TASKS unfinished tasks. */
+  TOO_MANY_TASKS: -32053,
 } as const;

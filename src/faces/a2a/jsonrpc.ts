@@ -105,6 +105,7 @@ export function jsonRpcEndpoint(
 
     const state = newCallState(req, res, {
       principal: auth.principal,
+      transport: 'jsonrpc',
       version: version.version,
       shutdown: o.shutdown,
     });

@@ -24,7 +24,7 @@ import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
 import { callState } from './call-state.js';
-import { toProtocolError } from './errors.js';
+import { type Transport, toProtocolError } from './errors.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
@@ -79,14 +79,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    const state = callState(context);
     return guard(async () => {
-      const state = callState(context);
       const { owner, version } = state;
       const result = await this.#engine.send(
         owner,
         toEngineMessage(params.message),
         params.metadata,
         this.#inlinePush(params, version),
+        { skills: state.principal.skills },
       );
       this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
@@ -102,7 +103,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         view = await this.#engine.get(owner, view.record.id, historyLength);
       }
       return toSdkTask(view);
-    });
+    }, state.transport);
   }
 
   async *sendMessageStream(
@@ -110,13 +111,16 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
-    const result = await guard(() =>
-      this.#engine.send(
-        state.owner,
-        toEngineMessage(params.message),
-        params.metadata,
-        this.#inlinePush(params, state.version),
-      ),
+    const result = await guard(
+      () =>
+        this.#engine.send(
+          state.owner,
+          toEngineMessage(params.message),
+          params.metadata,
+          this.#inlinePush(params, state.version),
+          { skills: state.principal.skills },
+        ),
+      state.transport,
     );
     this.#audited(state.principal, params, result);
     if (result.kind === 'message') {
@@ -304,10 +308,10 @@ function requireId(id: string | undefined): string {
 }
 
 /** Runs engine work, turning engine errors into the SDK's protocol errors. */
-async function guard<T>(work: () => Promise<T>): Promise<T> {
+async function guard<T>(work: () => Promise<T>, transport?: Transport): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    throw toProtocolError(err);
+    throw toProtocolError(err, transport);
   }
 }

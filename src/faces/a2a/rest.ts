@@ -51,11 +51,13 @@ export function restRouter(o: RestOptions): express.Router {
     }
     const state = newCallState(req, res, {
       principal: auth.principal,
+      transport: 'rest',
       version: legacy ? '0.3' : '1.0',
       shutdown: o.shutdown,
     });
     states.set(req.headers, state);
     withSseIds(res, state, o.keepAliveMs);
+    withRetryAfter(res);
     if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'])) return next();
     try {
       const text = await readBody(req, o.maxBodyBytes);
@@ -83,6 +85,20 @@ export function restRouter(o: RestOptions): express.Router {
     }),
   );
   return router;
+}
+
+/** When a slot frees is unknown: a caller over its task limit is told to look again after this. */
+const TOO_MANY_TASKS_RETRY_AFTER_S = 5;
+
+/** A 429 the SDK's router writes (our too-many-tasks error) gets the Retry-After that 429 calls for. */
+function withRetryAfter(res: Response): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: Parameters<Response['writeHead']>) {
+    if (args[0] === 429 && !this.hasHeader('Retry-After')) {
+      this.setHeader('Retry-After', String(TOO_MANY_TASKS_RETRY_AFTER_S));
+    }
+    return writeHead.apply(this, args);
+  } as Response['writeHead'];
 }
 
 /**

@@ -102,6 +102,13 @@ CREATE TABLE push_outbox (
 CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS NULL;
 `,
   },
+  {
+    version: 5,
+    name: 'unfinished tasks by owner, for the per-principal limit',
+    // The same IN list as the count statement: SQLite uses a partial index only for that exact term.
+    sql: `CREATE INDEX tasks_active_by_owner ON tasks (owner)
+      WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { EngineError } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
   type DeliveryOutcome,
@@ -78,6 +79,21 @@ export class SqliteStore implements TaskStore {
       }
       // The task this message made has expired and waits for the sweeper: the messageId is free again.
       if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
+      if (task.maxActive !== undefined) {
+        const { n } = this.#q.countActive.get({
+          owner: task.owner,
+          now: task.createdAt,
+          limit: task.maxActive,
+        }) as {
+          n: number;
+        };
+        if (n >= task.maxActive) {
+          throw new EngineError(
+            'too-many-tasks',
+            `You have ${n} unfinished tasks, the most allowed; wait for one to end`,
+          );
+        }
+      }
       const row = this.#q.insertTask.get({
         id: task.id,
         context_id: task.contextId,

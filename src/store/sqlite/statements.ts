@@ -60,6 +60,10 @@ const SQL = {
     WHERE m.owner = ? AND m.message_id = ?`,
   getTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ?',
   getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
+  // Counts at most @limit rows: the cost follows the limit, not the owner's history.
+  countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
+      AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
+      LIMIT @limit)`,
   // One guarded statement per write: state, lease and event counter move together or not at all.
   guardedUpdate: `UPDATE tasks SET
       state = COALESCE(@to, state),
