@@ -62,6 +62,9 @@ const Env = z.object({
   EXTENDED_SKILLS: z.string().default(''),
   RATE_LIMIT_PER_S: int(0).default(0),
   MAX_ACTIVE_TASKS: int(0).default(10_000),
+  MAX_MESSAGE_PARTS: int(1).default(100),
+  MAX_HISTORY_MESSAGES: int(1).default(1000),
+  MAX_ARTIFACT_BYTES: int(1).default(100 * 2 ** 20),
   RATE_LIMIT_BURST: int(1).optional(),
 });
 

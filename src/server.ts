@@ -90,6 +90,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     newTaskId: authenticator.anonymous ? anonymousTaskId : undefined,
     cancelGraceMs: config.CANCEL_GRACE_MS,
     maxActiveTasks: config.MAX_ACTIVE_TASKS,
+    limits: {
+      maxMessageParts: config.MAX_MESSAGE_PARTS,
+      maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
+      maxArtifactBytes: config.MAX_ARTIFACT_BYTES,
+    },
   });
   const runner = new Runner({
     engine,

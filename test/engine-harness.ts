@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Engine } from '../src/engine/engine.js';
+import { Engine, type EngineLimits } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import { Runner, type RunnerOptions } from '../src/engine/runner.js';
@@ -20,6 +20,7 @@ export interface HarnessOptions {
   cancelGraceMs?: number;
   maxTtlMs?: number;
   clock?: () => number;
+  limits?: Partial<EngineLimits>;
 }
 
 /**
@@ -45,6 +46,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     hub,
     skills,
     maxTtlMs: o.maxTtlMs ?? 86_400_000,
+    limits: o.limits,
     cancelGraceMs: o.cancelGraceMs ?? 10_000,
     clock: o.clock,
   });

@@ -30,7 +30,24 @@ export interface EngineOptions {
   newTaskId?: (now: number) => string;
   /** Unfinished tasks an owner may have at once; 0 for no limit. */
   maxActiveTasks?: number;
+  limits?: Partial<EngineLimits>;
 }
+
+/** Bounds on what callers' messages and skills' artifacts may make a task hold. */
+export interface EngineLimits {
+  /** Parts in one message. */
+  maxMessageParts: number;
+  /** Messages in one task's history (the caller's and the agent's). */
+  maxHistoryMessages: number;
+  /** Bytes of one artifact (all its chunks), as a skill writes it in one run. */
+  maxArtifactBytes: number;
+}
+
+const DEFAULT_LIMITS: EngineLimits = {
+  maxMessageParts: 100,
+  maxHistoryMessages: 1000,
+  maxArtifactBytes: 100 * 2 ** 20,
+};
 
 /** What a caller may do, as its identity says. */
 export interface SendPolicy {
@@ -79,6 +96,7 @@ export class Engine {
   readonly now: () => number;
   readonly #newTaskId: (now: number) => string;
   readonly #maxActiveTasks: number;
+  readonly limits: EngineLimits;
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
   readonly #pushListeners = new Set<() => void>();
@@ -94,6 +112,7 @@ export class Engine {
     this.now = options.clock ?? Date.now;
     this.#newTaskId = options.newTaskId ?? uuidv7;
     this.#maxActiveTasks = options.maxActiveTasks ?? 0;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.push = new PushConfigs(this.#store, this.now);
   }
 
@@ -135,6 +154,12 @@ export class Engine {
     push?: NewPushConfig,
     policy: SendPolicy = {},
   ): Promise<SendResult> {
+    if (message.parts.length > this.limits.maxMessageParts) {
+      throw new EngineError(
+        'invalid-params',
+        `message.parts has ${message.parts.length} parts; at most ${this.limits.maxMessageParts} are accepted`,
+      );
+    }
     if (message.taskId) {
       // Registered first, so that it hears of what the message sets off.
       if (push) await this.push.put(owner, message.taskId, push);
@@ -191,6 +216,13 @@ export class Engine {
       }
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
+      }
+      const { history } = await this.get(owner, taskId);
+      if (history.length >= this.limits.maxHistoryMessages) {
+        throw new EngineError(
+          'unsupported-operation',
+          `Task ${taskId} holds ${history.length} messages, the most it accepts; start a new task`,
+        );
       }
       // An answer to an interrupted task queues it to run again; a message to an active task is
       // recorded in its history and never starts a second execution.

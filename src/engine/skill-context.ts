@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { agentText, type Engine } from './engine.js';
 import type { ArtifactUpdate, SkillContext } from './skill.js';
-import type { Message, Progress, TaskRecord } from './task.js';
+import type { Message, Part, Progress, TaskRecord } from './task.js';
 
 /** Thrown by requestInput when the answer is not there yet: the runner parks the task. */
 export class InputRequired extends Error {
@@ -34,6 +34,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   /** The caller's messages after the first: the answers requestInput hands out in order. */
   readonly #answers: Message[];
   #asked = 0;
+  /** Bytes written so far to each artifact of this run (appended chunks add up). */
+  readonly #artifactBytes = new Map<string, number>();
   #lastProgressAt = 0;
   #lastProgress: Progress | undefined;
   #pendingProgress: Progress | undefined;
@@ -86,6 +88,12 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   async artifact(update: ArtifactUpdate): Promise<string> {
     const artifactId = update.artifactId ?? randomUUID();
     const { append = false, lastChunk = false, ...rest } = update;
+    const bytes =
+      (append ? (this.#artifactBytes.get(artifactId) ?? 0) : 0) + update.parts.reduce(partBytes, 0);
+    const max = this.#engine.limits.maxArtifactBytes;
+    if (bytes > max)
+      throw new RangeError(`artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`);
+    this.#artifactBytes.set(artifactId, bytes);
     await this.#write({
       events: [{ kind: 'artifact', artifact: { ...rest, artifactId }, append, lastChunk }],
     });
@@ -138,3 +146,11 @@ export class SkillContextImpl<I> implements SkillContext<I> {
 
 const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
   b !== undefined && a.percent === b.percent && a.message === b.message;
+
+/** What a part adds to an artifact: decoded bytes for raw parts, UTF-8 bytes otherwise. */
+function partBytes(sum: number, p: Part): number {
+  if (p.raw !== undefined) return sum + Math.floor((p.raw.length * 3) / 4);
+  if (p.text !== undefined) return sum + Buffer.byteLength(p.text);
+  if (p.data !== undefined) return sum + Buffer.byteLength(JSON.stringify(p.data) ?? '');
+  return sum + Buffer.byteLength(p.url ?? '');
+}

@@ -1,0 +1,65 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  call,
+  type Harness,
+  harness,
+  OWNER,
+  submit,
+  text,
+  textOf,
+  thrown,
+  waitForState,
+} from './engine-harness.js';
+import { tempDirs } from './helpers.js';
+import { type TestSkills, testSkills } from './skills.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+let t: TestSkills;
+let h: Harness;
+
+beforeEach(() => {
+  t = testSkills();
+  h = harness(dirs.make(), {
+    skills: t.skills,
+    defaultSkill: 'quick',
+    limits: { maxMessageParts: 2, maxHistoryMessages: 2, maxArtifactBytes: 2 },
+  });
+});
+
+afterEach(async () => {
+  t.stubbornGate.resolve();
+  t.shortGate.resolve();
+  await h.close();
+});
+
+describe('engine limits', () => {
+  it('refuses a message with more parts than maxMessageParts, naming the limit, and makes nothing', async () => {
+    const message = { ...text('a'), parts: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] };
+    expect(await thrown(() => h.engine.send(OWNER, message))).toMatchObject({
+      code: 'invalid-params',
+      message: 'message.parts has 3 parts; at most 2 are accepted',
+    });
+    expect((await h.engine.list(OWNER, { pageSize: 10, withArtifacts: false })).page.totalSize).toBe(0);
+  });
+
+  it('refuses a message to a task whose history is full', async () => {
+    const id = await submit(h.engine, call('waits', {}));
+    await h.engine.send(OWNER, text('second', { taskId: id }));
+    expect(await thrown(() => h.engine.send(OWNER, text('third', { taskId: id })))).toMatchObject({
+      code: 'unsupported-operation',
+      message: expect.stringContaining('holds 2 messages'),
+    });
+    expect((await h.engine.get(OWNER, id)).history).toHaveLength(2);
+  });
+
+  it('fails a job whose artifact grows past maxArtifactBytes, keeping what came before', async () => {
+    h.startRunner();
+    const id = await submit(h.engine, call('chunks', {}));
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/artifact out would hold 3 bytes; at most 2 are kept/);
+    const { artifacts } = await h.engine.get(OWNER, id);
+    expect(artifacts[0]?.parts.map((p) => p.text)).toEqual(['a', 'b']);
+  });
+});
