@@ -57,6 +57,7 @@ const Env = z.object({
   JWT_AUDIENCE: z.string().min(1).optional(),
   JWT_TENANT_CLAIM: z.string().min(1).default('tenant'),
   JWT_PRINCIPAL_CLAIM: z.string().min(1).default('sub'),
+  JWT_SKILLS_CLAIM: z.string().min(1).optional(),
   ALLOW_ANONYMOUS: z.enum(['true', 'false']).default('false'),
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
   EXTENDED_SKILLS: z.string().default(''),

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -20,7 +20,13 @@ export interface JwtOptions {
   tenantClaim: string;
   /** Claim naming the principal. */
   principalClaim: string;
+  /** Claim listing the skills the principal may use (an array of ids); absent claim: every skill. */
+  skillsClaim?: string;
+  clock?: () => number;
 }
+
+/** How often a local JWKS file is checked for a change (on use, no timer). */
+const FILE_CHECK_MS = 2000;
 
 /** Clock skew tolerated between the token's issuer and us. */
 const CLOCK_TOLERANCE_S = 30;
@@ -28,18 +34,42 @@ const CLOCK_TOLERANCE_S = 30;
 /** Verifies bearer JWTs: signature (against the JWKS), issuer, audience, expiry, not-before. */
 export class JwtVerifier {
   readonly #o: JwtOptions;
-  readonly #keys: JWTVerifyGetKey;
+  #keys: JWTVerifyGetKey;
+  /** A local file's mtime, inode and size when read; rotated keys are picked up without a restart. */
+  #fileSignature = '';
+  #checkedAt = 0;
 
   constructor(o: JwtOptions) {
     this.#o = o;
     if (o.jwksUrl) this.#keys = createRemoteJWKSet(new URL(o.jwksUrl));
-    else if (o.jwksFile)
-      this.#keys = createLocalJWKSet(JSON.parse(readFileSync(o.jwksFile, 'utf8')) as JSONWebKeySet);
+    else if (o.jwksFile) this.#keys = this.#readFile(o.jwksFile);
     else throw new Error('a JWKS URL or file is required');
+  }
+
+  #readFile(file: string): JWTVerifyGetKey {
+    const s = statSync(file);
+    const keys = createLocalJWKSet(JSON.parse(readFileSync(file, 'utf8')) as JSONWebKeySet);
+    this.#fileSignature = `${s.mtimeMs}:${s.ino}:${s.size}`;
+    return keys;
+  }
+
+  /** Rereads a changed local JWKS file; a file that became unreadable keeps the keys read before. */
+  #refresh(): void {
+    const file = this.#o.jwksFile;
+    const now = (this.#o.clock ?? Date.now)();
+    if (!file || now - this.#checkedAt < FILE_CHECK_MS) return;
+    this.#checkedAt = now;
+    try {
+      const s = statSync(file);
+      if (`${s.mtimeMs}:${s.ino}:${s.size}` !== this.#fileSignature) this.#keys = this.#readFile(file);
+    } catch {
+      // keep the keys in force
+    }
   }
 
   /** The token's principal, or why it is refused (a short reason, safe to show the caller). */
   async verify(token: string): Promise<Principal | { reason: string }> {
+    this.#refresh();
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.#keys, {
@@ -58,7 +88,11 @@ export class JwtVerifier {
       return { reason: `the token has no ${this.#o.principalClaim} claim` };
     if (typeof tenant !== 'string' || tenant === '')
       return { reason: `the token has no ${this.#o.tenantClaim} claim` };
-    return { id, tenant, via: 'jwt' };
+    const skills = this.#o.skillsClaim ? payload[this.#o.skillsClaim] : undefined;
+    if (skills !== undefined && !(Array.isArray(skills) && skills.every((x) => typeof x === 'string'))) {
+      return { reason: `the token's ${this.#o.skillsClaim} claim is not a list of skill ids` };
+    }
+    return { id, tenant, via: 'jwt', ...(skills ? { skills: new Set(skills as string[]) } : {}) };
   }
 }
 

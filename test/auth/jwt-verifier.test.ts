@@ -62,6 +62,29 @@ describe('JwtVerifier', () => {
     });
   });
 
+  it('reads the skills a principal may use from JWT_SKILLS_CLAIM, refusing a claim that is not a list', async () => {
+    const verifier = new JwtVerifier(options({ jwksFile, skillsClaim: 'skills' }));
+    expect(await verifier.verify(await token(es, { claims: { skills: ['sleep'] } }))).toEqual({
+      ...ALICE,
+      skills: new Set(['sleep']),
+    });
+    expect(await verifier.verify(await token(es))).toEqual(ALICE);
+    expect(await verifier.verify(await token(es, { claims: { skills: 'sleep' } }))).toEqual({
+      reason: "the token's skills claim is not a list of skill ids",
+    });
+  });
+
+  it('picks up keys rotated into the local JWKS file without a restart', async () => {
+    const file = join(dirs.make(), 'rotating.json');
+    writeFileSync(file, JSON.stringify(jwks(es)));
+    let now = 0;
+    const verifier = new JwtVerifier(options({ jwksFile: file, clock: () => now }));
+    expect(await verifier.verify(await token(rs))).toEqual({ reason: expect.any(String) });
+    writeFileSync(file, JSON.stringify(jwks(es, rs)));
+    now = 5_000;
+    expect(await verifier.verify(await token(rs))).toEqual(ALICE);
+  });
+
   it('reads the tenant and the principal from the configured claims', async () => {
     const verifier = new JwtVerifier(options({ jwksFile, tenantClaim: 'org_id', principalClaim: 'email' }));
     const jwt = await token(es, { claims: { email: 'alice@acme.example', org_id: 'acme-eu' } });
