@@ -6,6 +6,7 @@ import { uuidv7 } from './ids.js';
 import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
 import type { SkillRegistry } from './registry.js';
 import {
+  ANSWERED_BY,
   canTransition,
   isInterrupted,
   isTerminal,
@@ -53,6 +54,8 @@ const DEFAULT_LIMITS: EngineLimits = {
 export interface SendPolicy {
   /** Skills the caller may use; undefined for all. */
   skills?: ReadonlySet<string>;
+  /** The name an approver list calls this caller by ("tenant/principal"), if it has one. */
+  approverName?: string;
 }
 
 export type SendResult =
@@ -163,7 +166,7 @@ export class Engine {
     if (message.taskId) {
       // Registered first, so that it hears of what the message sets off.
       if (push) await this.push.put(owner, message.taskId, push);
-      return this.#sendToTask(owner, message.taskId, message);
+      return this.#sendToTask(owner, message.taskId, message, policy.approverName);
     }
     // No lookup of messageId first: createTask answers a retry with the task it made, in the same
     // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
@@ -205,9 +208,25 @@ export class Engine {
     return { kind: 'task', view: foldView(result.record, result.events), created };
   }
 
-  async #sendToTask(owner: string, taskId: string, message: Message): Promise<SendResult> {
+  async #sendToTask(
+    owner: string,
+    taskId: string,
+    message: Message,
+    approverName?: string,
+  ): Promise<SendResult> {
     for (let attempt = 0; attempt < FOLLOW_UP_RETRIES; attempt++) {
-      const record = await this.#owned(owner, taskId);
+      const found = await this.#store.getTask(taskId, this.now());
+      // Besides its owner, a task waiting for input hears from the approvers it names; to anyone
+      // else it does not exist.
+      const approver =
+        found !== undefined &&
+        found.owner !== owner &&
+        isInterrupted(found.state) &&
+        approverName !== undefined &&
+        (found.approvers ?? []).includes(approverName);
+      if (!found || (found.owner !== owner && !approver)) throw notFound(taskId);
+      const record = found;
+      if (approver) message = { ...message, metadata: { ...message.metadata, [ANSWERED_BY]: approverName } };
       if (isTerminal(record.state)) {
         throw new EngineError(
           'unsupported-operation',
@@ -217,7 +236,7 @@ export class Engine {
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
       }
-      const { history } = await this.get(owner, taskId);
+      const { history } = await this.get(record.owner, taskId);
       if (history.length >= this.limits.maxHistoryMessages) {
         throw new EngineError(
           'unsupported-operation',
@@ -239,7 +258,7 @@ export class Engine {
       );
       if (!result) continue; // the task moved on meanwhile: look again
       if (requeue && !result.duplicate) this.#queued();
-      return { kind: 'task', view: await this.get(owner, taskId), created: false };
+      return { kind: 'task', view: await this.get(record.owner, taskId), created: false };
     }
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
   }
@@ -252,6 +271,25 @@ export class Engine {
     const stamp = await this.#store.getTaskStamp(id, this.now());
     if (!stamp || stamp.owner !== owner) throw notFound(id);
     return viewVersion(stamp);
+  }
+
+  /**
+   * Fails the tasks whose wait for input passed its deadline (the runner calls this on its timer).
+   * Guarded like any transition: an answer that came first wins.
+   */
+  async failOverdueInputs(limit = 100): Promise<number> {
+    const overdue = await this.#store.overdueInputs(this.now(), limit);
+    for (const record of overdue) {
+      await this.#commit({
+        taskId: record.id,
+        from: ['input-required'],
+        to: 'failed',
+        statusMessage: agentText(record.id, record.contextId, 'No answer came before the deadline'),
+        events: [],
+        at: this.now(),
+      });
+    }
+    return overdue.length;
   }
 
   async get(owner: string, id: string, historyLength?: number): Promise<TaskView> {

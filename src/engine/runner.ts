@@ -53,10 +53,15 @@ export class Runner {
   }
 
   start(): void {
-    const { engine, pollMs } = this.#o;
+    const { engine, pollMs, logger } = this.#o;
     this.#unlisten.push(engine.onQueued(() => this.wake()));
     this.#unlisten.push(engine.onCancelRequested((id) => this.#running.get(id)?.controller.abort('cancel')));
-    this.#timer = setInterval(() => this.wake(), pollMs);
+    this.#timer = setInterval(() => {
+      this.wake();
+      engine
+        .failOverdueInputs()
+        .catch((err: unknown) => logger.error({ err }, 'failing overdue inputs failed'));
+    }, pollMs);
     this.#timer.unref();
     this.wake();
   }
@@ -115,6 +120,7 @@ export class Runner {
     const finish = (
       to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
       message?: Message,
+      waiting?: InputRequired,
     ) =>
       engine.commit({
         taskId: record.id,
@@ -125,6 +131,8 @@ export class Runner {
         releaseLease: true,
         events: [],
         at: engine.now(),
+        approvers: waiting?.approvers,
+        inputDeadline: waiting?.deadlineMs === undefined ? undefined : engine.now() + waiting.deadlineMs,
       });
     const text = (t: string) => agentText(record.id, record.contextId, t);
 
@@ -194,7 +202,7 @@ export class Runner {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       if (err instanceof InputRequired && reason === undefined) {
         await ctx.flush();
-        const parked = await finish('input-required', text(err.prompt));
+        const parked = await finish('input-required', text(err.prompt), err);
         if (parked) await this.#requeueIfAnswered(record, ctx.asked);
       } else if (reason === 'cancel') {
         await finish('canceled', text('Canceled by request'));

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { agentText, type Engine } from './engine.js';
-import type { ArtifactUpdate, SkillContext } from './skill.js';
-import type { Message, Part, Progress, TaskRecord } from './task.js';
+import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
+import { ANSWERED_BY, type Message, type Part, type Progress, type TaskRecord } from './task.js';
 
-/** Thrown by requestInput when the answer is not there yet: the runner parks the task. */
+/** Thrown by requestInput/ask when the answer is not there yet: the runner parks the task. */
 export class InputRequired extends Error {
-  constructor(readonly prompt: string) {
+  constructor(
+    readonly prompt: string,
+    readonly approvers: string[] = [],
+    readonly deadlineMs?: number,
+  ) {
     super(`input required: ${prompt}`);
   }
 }
@@ -34,6 +38,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   /** The caller's messages after the first: the answers requestInput hands out in order. */
   readonly #answers: Message[];
   #asked = 0;
+  readonly #owner: string;
   /** Bytes written so far to each artifact of this run (appended chunks add up). */
   readonly #artifactBytes = new Map<string, number>();
   #lastProgressAt = 0;
@@ -59,6 +64,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     this.#leaseToken = leaseToken;
     this.#controller = controller;
     this.#answers = fromCaller.slice(1);
+    this.#owner = record.owner;
   }
 
   async progress(progress: Progress): Promise<void> {
@@ -117,9 +123,29 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   }
 
   async requestInput(prompt: string): Promise<Message> {
-    const answer = this.#answers[this.#asked++];
-    if (answer) return answer;
-    throw new InputRequired(prompt);
+    return (await this.ask({ prompt })).message;
+  }
+
+  async ask<T = unknown>(request: InputRequest<T>): Promise<Answer<T>> {
+    let refused: string | undefined;
+    while (this.#asked < this.#answers.length) {
+      const message = this.#answers[this.#asked++] as Message;
+      const from = (message.metadata?.[ANSWERED_BY] as string | undefined) ?? this.#owner;
+      const raw = answerValue(message);
+      if (!request.schema) return { value: raw as T, message, from };
+      const parsed = request.schema.safeParse(raw);
+      if (parsed.success) return { value: parsed.data, message, from };
+      // Replays skip it the same way: a refused answer never counts for a later question.
+      refused = parsed.error.issues
+        .map((i) => (i.path.length ? `${i.path.join('.')}: ` : '') + i.message)
+        .join('; ');
+    }
+    // One answer more than there are is what this run needs (see Runner's requeue check).
+    this.#asked = this.#answers.length + 1;
+    const prompt = refused
+      ? `${request.prompt}\n(Your last answer was not accepted: ${refused})`
+      : request.prompt;
+    throw new InputRequired(prompt, request.approvers, request.deadlineMs);
   }
 
   close(): void {
@@ -153,4 +179,14 @@ function partBytes(sum: number, p: Part): number {
   if (p.text !== undefined) return sum + Buffer.byteLength(p.text);
   if (p.data !== undefined) return sum + Buffer.byteLength(JSON.stringify(p.data) ?? '');
   return sum + Buffer.byteLength(p.url ?? '');
+}
+
+/** What an answer says: its first data part, else its text (trimmed). */
+function answerValue(message: Message): unknown {
+  const data = message.parts.find((p) => p.data !== undefined);
+  if (data) return data.data;
+  return message.parts
+    .map((p) => p.text ?? '')
+    .join(' ')
+    .trim();
 }

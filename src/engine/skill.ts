@@ -50,6 +50,35 @@ export interface SkillContext<I> {
    * messages after the first, in order, including any sent while the task was still working.
    */
   requestInput(prompt: string): Promise<Message>;
+  /**
+   * Like {@link requestInput}, with more say over the answer. `schema` validates its value (the
+   * first data part, else the text): an answer that fails it is not taken, and the task waits on in
+   * input-required with a status message saying what was wrong. `approvers` ("tenant/principal")
+   * may answer besides the task's owner. Without a valid answer within `deadlineMs` of the wait
+   * starting, the task fails.
+   *
+   * @example
+   * const { value, from } = await ctx.ask({
+   *   prompt: 'Approve the deploy? (approve/reject)', approvers: ['acme/ops-lead'],
+   *   schema: z.enum(['approve', 'reject']), deadlineMs: 86_400_000,
+   * });
+   */
+  ask<T = unknown>(request: InputRequest<T>): Promise<Answer<T>>;
+}
+
+export interface InputRequest<T = unknown> {
+  prompt: string;
+  schema?: z.ZodType<T>;
+  approvers?: string[];
+  deadlineMs?: number;
+}
+
+export interface Answer<T> {
+  /** The answer's value, as the schema gave it (without one: the text, or the first data part). */
+  value: T;
+  message: Message;
+  /** Who answered: the task's owner, or the approver (as the engine names callers). */
+  from: string;
 }
 
 /**

@@ -53,6 +53,9 @@ export interface Part {
 
 export type Role = 'ROLE_USER' | 'ROLE_AGENT';
 
+/** Metadata key the engine sets on an answer an approver (not the task's owner) gave: their name. */
+export const ANSWERED_BY = 'taskhandle.answeredBy';
+
 /** A message in A2A v1.0 JSON form. */
 export interface Message {
   messageId: string;
@@ -105,6 +108,10 @@ export interface TaskRecord {
   cancelRequested: boolean;
   /** Webhooks registered for the task (its writes then queue notifications). */
   pushConfigs: number;
+  /** While it waits for input: who besides its owner may answer ("tenant/principal"). */
+  approvers?: string[];
+  /** While it waits for input: when it fails without an answer (epoch ms). */
+  inputDeadline?: number;
 }
 
 /** A task as callers see it: the record plus what its event log adds up to. */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineSkill } from '../engine/skill.js';
+import { Approval, Decision } from './decision.js';
 import { FORMATS, generatedRow, type Row, serialize } from './rows.js';
 
 const Input = z.object({
@@ -13,6 +14,9 @@ const Input = z.object({
   delayMs: z.number().int().min(0).max(600_000).default(0),
   /** Rows to export instead of generated ones. */
   data: z.array(z.record(z.string(), z.unknown())).max(100_000).optional(),
+  /** Exports of more rows than this wait for an approver's sign-off first. */
+  approvalOverRows: z.number().int().min(0).optional(),
+  approval: Approval.optional(),
 });
 
 /**
@@ -41,6 +45,16 @@ export const exportSkill = defineSkill({
   async run(ctx) {
     const { format, chunkRows, delayMs, data } = ctx.input;
     const total = data?.length ?? ctx.input.rows;
+    const { approvalOverRows, approval } = ctx.input;
+    if (approvalOverRows !== undefined && total > approvalOverRows) {
+      const { value, from } = await ctx.ask({
+        prompt: `Approve exporting ${total} rows as ${format.toUpperCase()}? (more than ${approvalOverRows} need sign-off) Answer "approve" or "reject".`,
+        schema: Decision,
+        approvers: approval?.approver ? [approval.approver] : [],
+        deadlineMs: approval?.deadlineHours === undefined ? undefined : approval.deadlineHours * 3_600_000,
+      });
+      if (value.decision === 'reject') return { state: 'rejected', message: `Export rejected by ${from}` };
+    }
     const columns = data ? [...new Set(data.flatMap((r) => Object.keys(r)))] : Object.keys(generatedRow(0));
     const { mediaType, extension } = FORMATS[format];
     const filename = `export.${extension}`;

@@ -1,6 +1,7 @@
 import type { AnySkill } from '../engine/skill.js';
+import { approvalSkill } from './approval.js';
 import { exportSkill } from './export.js';
 import { sleepSkill } from './sleep.js';
 
 /** The skills this server ships. */
-export const BUILTIN_SKILLS: readonly AnySkill[] = [exportSkill, sleepSkill];
+export const BUILTIN_SKILLS: readonly AnySkill[] = [exportSkill, sleepSkill, approvalSkill];

@@ -47,6 +47,9 @@ export interface GuardedWrite {
   leaseToken?: string;
   /** Drop the lease in the same statement (task leaves the runner). */
   releaseLease?: boolean;
+  /** With a `to`: who may answer and until when, for a task that now waits for input (else cleared). */
+  approvers?: string[];
+  inputDeadline?: number;
   events: TaskEvent[];
   at: number;
 }
@@ -129,6 +132,8 @@ export interface TaskStore {
   /** Lets another runner take the task over at once (graceful shutdown). */
   releaseLease(taskId: string, leaseToken: string): Promise<void>;
   requestCancel(taskId: string): Promise<void>;
+  /** Tasks waiting for input whose deadline is at or before `now`, oldest deadline first. */
+  overdueInputs(now: number, limit: number): Promise<TaskRecord[]>;
   /** Deletes up to `limit` tasks whose expiry has passed, with their events, webhooks and notifications. */
   deleteExpired(now: number, limit: number): Promise<number>;
   /**

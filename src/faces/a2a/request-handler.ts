@@ -19,7 +19,13 @@ import type {
 import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Principal } from '../../auth/principal.js';
-import { type Engine, type SendResult, type StreamItem, settled } from '../../engine/engine.js';
+import {
+  type Engine,
+  type SendPolicy,
+  type SendResult,
+  type StreamItem,
+  settled,
+} from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
@@ -87,7 +93,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         toEngineMessage(params.message),
         params.metadata,
         this.#inlinePush(params, version),
-        { skills: state.principal.skills },
+        policyOf(state.principal),
       );
       this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
@@ -98,9 +104,9 @@ export class EngineRequestHandler implements A2ARequestHandler {
       let view = result.view;
       if (!returnImmediately && !settled(view.record.state)) {
         await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, state.signal);
-        view = await this.#engine.get(owner, view.record.id, historyLength);
+        view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
       } else if (historyLength !== undefined) {
-        view = await this.#engine.get(owner, view.record.id, historyLength);
+        view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
       }
       return toSdkTask(view);
     }, state.transport);
@@ -118,7 +124,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           toEngineMessage(params.message),
           params.metadata,
           this.#inlinePush(params, state.version),
-          { skills: state.principal.skills },
+          policyOf(state.principal),
         ),
       state.transport,
     );
@@ -127,7 +133,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
       return;
     }
-    yield* this.#stream(context, result.view.record.id, false);
+    // An approver's answer streams the task it was allowed to answer (the engine checked that).
+    yield* this.#stream(context, result.view.record.id, false, result.view.record.owner);
   }
 
   async *resubscribe(
@@ -259,9 +266,10 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
     id: string,
     requireActive: boolean,
+    owner = callState(context).owner,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
-    const items = this.#engine.stream(state.owner, id, {
+    const items = this.#engine.stream(owner, id, {
       afterSeq: state.lastEventId,
       requireActive: requireActive && state.lastEventId === undefined,
       signal: state.signal,
@@ -275,7 +283,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
           state.cursor.seq = item.seq;
         } else {
-          contextId ||= (await this.#engine.get(state.owner, id, 0)).record.contextId;
+          contextId ||= (await this.#engine.get(owner, id, 0)).record.contextId;
           response = streamResponseOf(item.entry, contextId);
           state.cursor.seq = item.entry.seq;
           state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
@@ -314,4 +322,12 @@ async function guard<T>(work: () => Promise<T>, transport?: Transport): Promise<
   } catch (err) {
     throw toProtocolError(err, transport);
   }
+}
+
+/** What the caller may do: its skills, and the name approver lists know it by. */
+function policyOf(principal: Principal): SendPolicy {
+  return {
+    skills: principal.skills,
+    approverName: principal.via === 'anonymous' ? undefined : `${principal.tenant}/${principal.id}`,
+  };
 }

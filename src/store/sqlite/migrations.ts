@@ -109,6 +109,15 @@ CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS N
     sql: `CREATE INDEX tasks_active_by_owner ON tasks (owner)
       WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');`,
   },
+  {
+    version: 6,
+    name: 'who may answer a waiting task, and until when',
+    sql: `
+ALTER TABLE tasks ADD COLUMN approvers TEXT;
+ALTER TABLE tasks ADD COLUMN input_deadline INTEGER;
+CREATE INDEX tasks_input_deadline ON tasks (input_deadline) WHERE state = 'input-required';
+`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

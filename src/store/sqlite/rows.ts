@@ -34,6 +34,8 @@ export function toRecord(r: TaskRow): TaskRecord {
     interruptions: r.interruptions,
     cancelRequested: r.cancel_requested === 1,
     pushConfigs: r.push_configs,
+    approvers: r.approvers ? (JSON.parse(r.approvers) as string[]) : undefined,
+    inputDeadline: r.input_deadline ?? undefined,
   };
 }
 

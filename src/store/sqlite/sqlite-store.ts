@@ -137,6 +137,8 @@ export class SqliteStore implements TaskStore {
         release: w.releaseLease ? 1 : 0,
         n: w.events.length,
         at: w.at,
+        approvers: w.approvers?.length ? JSON.stringify(w.approvers) : null,
+        input_deadline: w.inputDeadline ?? null,
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
@@ -245,6 +247,10 @@ export class SqliteStore implements TaskStore {
 
   async requestCancel(taskId: string): Promise<void> {
     await this.#writes.run(() => this.#q.requestCancel.run(taskId));
+  }
+
+  async overdueInputs(now: number, limit: number): Promise<TaskRecord[]> {
+    return (this.#q.overdueInputs.all({ now, limit }) as TaskRow[]).map(toRecord);
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {

@@ -21,6 +21,8 @@ export interface TaskRow {
   interruptions: number;
   cancel_requested: number;
   push_configs: number;
+  approvers: string | null;
+  input_deadline: number | null;
 }
 
 export interface PushConfigRow {
@@ -72,6 +74,8 @@ const SQL = {
       poll_interval_ms = COALESCE(@poll_interval_ms, poll_interval_ms),
       updated_at = @at,
       last_seq = last_seq + @n,
+      approvers = CASE WHEN @to IS NULL THEN approvers ELSE @approvers END,
+      input_deadline = CASE WHEN @to IS NULL THEN input_deadline ELSE @input_deadline END,
       lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
       lease_token = CASE WHEN @release = 1 THEN NULL ELSE lease_token END,
       lease_expires_at = CASE WHEN @release = 1 THEN NULL ELSE lease_expires_at END
@@ -109,6 +113,8 @@ const SQL = {
     WHERE id = ? AND lease_token = ?`,
   requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = ?',
   expired: 'SELECT id FROM tasks WHERE expires_at <= ? LIMIT ?',
+  overdueInputs: `SELECT * FROM tasks WHERE state = 'input-required' AND input_deadline <= @now
+    ORDER BY input_deadline LIMIT @limit`,
   deleteEvents: 'DELETE FROM events WHERE task_id = ?',
   deleteMessageIds: 'DELETE FROM message_ids WHERE task_id = ?',
   deleteTask: 'DELETE FROM tasks WHERE id = ?',

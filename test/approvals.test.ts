@@ -1,0 +1,97 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { approvalSkill } from '../src/skills/approval.js';
+import { exportSkill } from '../src/skills/export.js';
+import {
+  call,
+  type Harness,
+  harness,
+  OWNER,
+  submit,
+  text,
+  textOf,
+  thrown,
+  waitForState,
+} from './engine-harness.js';
+import { tempDirs } from './helpers.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+/** Bob's owner key and the name approver lists know him by. */
+const BOB = { owner: 'api-key:acme/bob', approverName: 'acme/bob' };
+const MALLORY = { owner: 'api-key:acme/mallory', approverName: 'acme/mallory' };
+
+let h: Harness;
+beforeEach(() => {
+  h = harness(dirs.make(), { skills: [approvalSkill, exportSkill] });
+  h.startRunner();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const answer = (id: string, t: string, who?: typeof BOB) =>
+  h.engine.send(who?.owner ?? OWNER, text(t, { taskId: id }), undefined, undefined, {
+    approverName: who?.approverName,
+  });
+
+describe('approvals: durable waits for a person', () => {
+  it('waits for the named approver, who decides; the result says who', async () => {
+    const id = await submit(h.engine, call('approval', { action: 'Deploy v2', approver: 'acme/bob' }));
+    const waiting = await waitForState(h.engine, id, 'input-required');
+    expect(textOf(waiting.statusMessage)).toMatch(/^Approve or reject: Deploy v2/);
+    expect(waiting.approvers).toEqual(['acme/bob']);
+    // Someone else is told the task does not exist, and changes nothing.
+    expect(await thrown(() => answer(id, 'approve', MALLORY))).toMatchObject({ code: 'task-not-found' });
+    await answer(id, 'approve: ship it', BOB);
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(textOf(done.statusMessage)).toBe('Approved by acme/bob: ship it');
+    expect(done.approvers).toBeUndefined();
+    // Once it no longer waits, the approver has no access at all.
+    expect(await thrown(() => answer(id, 'approve', BOB))).toMatchObject({ code: 'task-not-found' });
+  });
+
+  it('lets the requester decide when no approver is named, and a rejection rejects the task', async () => {
+    const id = await submit(h.engine, call('approval', { action: 'Delete the old bucket' }));
+    await waitForState(h.engine, id, 'input-required');
+    await answer(id, 'no, keep it');
+    const done = await waitForState(h.engine, id, 'rejected');
+    expect(textOf(done.statusMessage)).toBe(`Rejected by ${OWNER}: keep it`);
+  });
+
+  it('keeps waiting after an answer the schema refuses, saying what was wrong', async () => {
+    const id = await submit(h.engine, call('approval', { action: 'Rotate keys' }));
+    await waitForState(h.engine, id, 'input-required');
+    await answer(id, 'maybe later');
+    let waiting = await waitForState(h.engine, id, 'input-required');
+    for (let i = 0; i < 50 && !textOf(waiting.statusMessage).includes('not accepted'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      waiting = await waitForState(h.engine, id, 'input-required');
+    }
+    expect(textOf(waiting.statusMessage)).toMatch(/Your last answer was not accepted: .*approve.*reject/);
+    await h.engine.send(OWNER, { ...text('x', { taskId: id }), parts: [{ data: { decision: 'approve' } }] });
+    expect(textOf((await waitForState(h.engine, id, 'completed')).statusMessage)).toBe(
+      `Approved by ${OWNER}`,
+    );
+  });
+
+  it('fails a wait whose deadline passed', async () => {
+    const id = await submit(h.engine, call('approval', { action: 'Late', deadlineHours: 0.000_01 }));
+    const failed = await waitForState(h.engine, id, 'failed', 10_000);
+    expect(textOf(failed.statusMessage)).toBe('No answer came before the deadline');
+  });
+
+  it('export asks for sign-off above approvalOverRows, then exports; below it, exports at once', async () => {
+    const small = await submit(h.engine, call('export', { rows: 5, approvalOverRows: 10 }));
+    await waitForState(h.engine, small, 'completed');
+    const big = await submit(
+      h.engine,
+      call('export', { rows: 20, approvalOverRows: 10, approval: { approver: 'acme/bob' } }),
+    );
+    const waiting = await waitForState(h.engine, big, 'input-required');
+    expect(textOf(waiting.statusMessage)).toMatch(/Approve exporting 20 rows/);
+    await answer(big, 'approve', BOB);
+    const done = await waitForState(h.engine, big, 'completed');
+    expect(textOf(done.statusMessage)).toBe('Exported 20 rows to export.csv');
+  });
+});
