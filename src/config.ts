@@ -62,6 +62,9 @@ const Env = z.object({
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
   EXTENDED_SKILLS: z.string().default(''),
   RATE_LIMIT_PER_S: int(0).default(0),
+  COMMANDS_FILE: z.string().min(1).optional(),
+  // Under the runner's 2 s after-abort wait at shutdown: a command ignoring SIGTERM is still killed in time.
+  COMMAND_KILL_GRACE_MS: int(0).default(1500),
   MAX_ACTIVE_TASKS: int(0).default(10_000),
   MAX_MESSAGE_PARTS: int(1).default(100),
   MAX_HISTORY_MESSAGES: int(1).default(1000),

@@ -24,6 +24,7 @@ import { TaskJsonCache } from './faces/a2a/task-json.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
+import { commandSkill, loadCommands } from './skills/command.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
 import type { TaskStore } from './store/port.js';
 import { SqliteStore } from './store/sqlite/sqlite-store.js';
@@ -54,11 +55,12 @@ const KEYS_RELOAD_MS = 10_000;
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
+  const operatorSkills = loadOperatorSkills(config);
   const store: TaskStore = new SqliteStore({
     path: config.database.path,
     synchronous: config.SQLITE_SYNCHRONOUS,
   });
-  const offered = [...BUILTIN_SKILLS, ...(options.skills ?? [])];
+  const offered = [...BUILTIN_SKILLS, ...operatorSkills, ...(options.skills ?? [])];
   if (!offered.some((s) => s.id === config.DEFAULT_SKILL)) {
     const ids = offered.map((s) => s.id).join(', ');
     throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
@@ -263,4 +265,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     return stopping;
   };
   return { url, port, engine, logger, stop };
+}
+
+/** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */
+function loadOperatorSkills(config: Config): AnySkill[] {
+  if (!config.COMMANDS_FILE) return [];
+  try {
+    return [commandSkill(loadCommands(config.COMMANDS_FILE), { killGraceMs: config.COMMAND_KILL_GRACE_MS })];
+  } catch (err) {
+    throw new ConfigError(`COMMANDS_FILE=${config.COMMANDS_FILE}: ${(err as Error).message}`);
+  }
 }
