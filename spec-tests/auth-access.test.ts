@@ -281,29 +281,29 @@ describe('the extended agent card (EXTENDED_SKILLS=sleep)', () => {
 
   it('the public card leaves the skill out', async () => {
     const card = await getJson(`${agent.url}/.well-known/agent-card.json`);
-    expect(skillIds(card)).toEqual(['export', 'approval']);
+    expect(skillIds(card)).toEqual(['export', 'approval', 'batch']);
     expect(card.capabilities.extendedAgentCard).toBe(true);
   });
 
   it('authenticated callers get every skill, on every face', async () => {
     const v1 = await agent.rpc('GetExtendedAgentCard', {}, V1);
     expect(v1.body.error).toBeUndefined();
-    expect(skillIds(v1.body.result)).toEqual(['export', 'sleep', 'approval']);
+    expect(skillIds(v1.body.result)).toEqual(['export', 'sleep', 'approval', 'batch']);
     expect(v1.body.result.name).toBe('taskhandle');
     expect(Object.keys(v1.body.result.securitySchemes)).toEqual(['apiKey']);
 
     const v03 = await agent.rpc('agent/getAuthenticatedExtendedCard', {});
     expect(v03.body.error).toBeUndefined();
-    expect(skillIds(v03.body.result)).toEqual(['export', 'sleep', 'approval']);
+    expect(skillIds(v03.body.result)).toEqual(['export', 'sleep', 'approval', 'batch']);
 
     const rest = await request(`${agent.url}/rest/extendedAgentCard`, {
       headers: { 'A2A-Version': '1.0', ...agent.credentials },
     });
     expect(rest.status).toBe(200);
-    expect(skillIds(rest.body)).toEqual(['export', 'sleep', 'approval']);
+    expect(skillIds(rest.body)).toEqual(['export', 'sleep', 'approval', 'batch']);
     const legacyRest = await request(`${agent.url}/rest/v1/card`, { headers: agent.credentials });
     expect(legacyRest.status).toBe(200);
-    expect(skillIds(legacyRest.body)).toEqual(['export', 'sleep', 'approval']);
+    expect(skillIds(legacyRest.body)).toEqual(['export', 'sleep', 'approval', 'batch']);
   });
 
   it('without credentials it is 401', async () => {

@@ -72,7 +72,7 @@ describe('health and the agent card', () => {
     }
     expect(agent.logs.find((l) => l.msg === 'taskhandle listening')).toMatchObject({
       url: agent.url,
-      skills: ['export', 'sleep', 'approval'],
+      skills: ['export', 'sleep', 'approval', 'batch'],
     });
   });
 
@@ -92,7 +92,7 @@ describe('health and the agent card', () => {
     ]);
     expect(card.capabilities.streaming).toBe(true);
     expect(card.capabilities.extensions.map((e: { uri: string }) => e.uri)).toContain(HANDLE);
-    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'sleep', 'approval']);
+    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'sleep', 'approval', 'batch']);
     for (const skill of card.skills) {
       expect(skill.description.length).toBeGreaterThan(0);
       expect(Array.isArray(skill.tags)).toBe(true);

@@ -75,6 +75,23 @@ describe('approvals: durable waits for a person', () => {
     );
   });
 
+  it('lists what waits for a caller: its own tasks, and those naming it as approver', async () => {
+    const forBob = await submit(h.engine, call('approval', { action: 'A', approver: 'acme/bob' }));
+    const ownWait = await submit(h.engine, call('approval', { action: 'B' }));
+    await waitForState(h.engine, forBob, 'input-required');
+    await waitForState(h.engine, ownWait, 'input-required');
+    const states: string[] = [];
+    const stop = h.engine.onStatus((_id, state) => states.push(state));
+    expect((await h.engine.waitingFor(BOB.owner, BOB.approverName)).map((r) => r.id)).toEqual([forBob]);
+    expect((await h.engine.waitingFor(OWNER, undefined)).map((r) => r.id)).toEqual([forBob, ownWait]);
+    expect(await h.engine.waitingFor(MALLORY.owner, MALLORY.approverName)).toEqual([]);
+    await answer(forBob, 'approve', BOB);
+    await waitForState(h.engine, forBob, 'completed');
+    expect(await h.engine.waitingFor(BOB.owner, BOB.approverName)).toEqual([]);
+    expect(states).toEqual(expect.arrayContaining(['submitted', 'working', 'completed']));
+    stop();
+  });
+
   it('fails a wait whose deadline passed', async () => {
     const id = await submit(h.engine, call('approval', { action: 'Late', deadlineHours: 0.000_01 }));
     const failed = await waitForState(h.engine, id, 'failed', 10_000);

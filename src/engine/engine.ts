@@ -103,6 +103,7 @@ export class Engine {
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
   readonly #pushListeners = new Set<() => void>();
+  readonly #statusListeners = new Set<(taskId: string, state: TaskState) => void>();
   /** The webhooks of callers' tasks. */
   readonly push: PushConfigs;
 
@@ -131,6 +132,12 @@ export class Engine {
   onQueued(listener: () => void): () => void {
     this.#queuedListeners.add(listener);
     return () => this.#queuedListeners.delete(listener);
+  }
+
+  /** Called after every state change of any task (the approvals inbox refreshes on them). */
+  onStatus(listener: (taskId: string, state: TaskState) => void): () => void {
+    this.#statusListeners.add(listener);
+    return () => this.#statusListeners.delete(listener);
   }
 
   /** Called after a write to a task with webhooks (it may have queued notifications). */
@@ -271,6 +278,11 @@ export class Engine {
     const stamp = await this.#store.getTaskStamp(id, this.now());
     if (!stamp || stamp.owner !== owner) throw notFound(id);
     return viewVersion(stamp);
+  }
+
+  /** Tasks waiting for an answer from this caller: its own, or those naming it as approver. */
+  async waitingFor(owner: string, approverName: string | undefined, limit = 200): Promise<TaskRecord[]> {
+    return this.#store.listWaiting(owner, approverName, this.now(), limit);
   }
 
   /**
@@ -468,6 +480,12 @@ export class Engine {
     const first = result.events[0];
     if (!first) return;
     this.#hub.publish(first.taskId, result.events);
+    if (this.#statusListeners.size > 0) {
+      for (const { event } of result.events) {
+        if (event.kind !== 'status') continue;
+        for (const listener of this.#statusListeners) listener(first.taskId, event.state);
+      }
+    }
     if (result.record.pushConfigs > 0) for (const listener of this.#pushListeners) listener();
   }
 

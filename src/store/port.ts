@@ -132,6 +132,16 @@ export interface TaskStore {
   /** Lets another runner take the task over at once (graceful shutdown). */
   releaseLease(taskId: string, leaseToken: string): Promise<void>;
   requestCancel(taskId: string): Promise<void>;
+  /**
+   * Tasks waiting for input that `owner` owns or that name `approverName` as an approver, the
+   * longest-waiting first.
+   */
+  listWaiting(
+    owner: string,
+    approverName: string | undefined,
+    now: number,
+    limit: number,
+  ): Promise<TaskRecord[]>;
   /** Tasks waiting for input whose deadline is at or before `now`, oldest deadline first. */
   overdueInputs(now: number, limit: number): Promise<TaskRecord[]>;
   /** Deletes up to `limit` tasks whose expiry has passed, with their events, webhooks and notifications. */

@@ -118,6 +118,11 @@ ALTER TABLE tasks ADD COLUMN input_deadline INTEGER;
 CREATE INDEX tasks_input_deadline ON tasks (input_deadline) WHERE state = 'input-required';
 `,
   },
+  {
+    version: 7,
+    name: 'tasks waiting for input, for the approvals inbox',
+    sql: "CREATE INDEX tasks_waiting ON tasks (updated_at) WHERE state = 'input-required';",
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

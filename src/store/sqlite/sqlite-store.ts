@@ -249,6 +249,16 @@ export class SqliteStore implements TaskStore {
     await this.#writes.run(() => this.#q.requestCancel.run(taskId));
   }
 
+  async listWaiting(
+    owner: string,
+    approverName: string | undefined,
+    now: number,
+    limit: number,
+  ): Promise<TaskRecord[]> {
+    const rows = this.#q.waiting.all({ owner, name: approverName ?? null, now, limit }) as TaskRow[];
+    return rows.map(toRecord);
+  }
+
   async overdueInputs(now: number, limit: number): Promise<TaskRecord[]> {
     return (this.#q.overdueInputs.all({ now, limit }) as TaskRow[]).map(toRecord);
   }

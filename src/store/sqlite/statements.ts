@@ -113,6 +113,9 @@ const SQL = {
     WHERE id = ? AND lease_token = ?`,
   requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = ?',
   expired: 'SELECT id FROM tasks WHERE expires_at <= ? LIMIT ?',
+  waiting: `SELECT * FROM tasks WHERE state = 'input-required' AND expires_at > @now
+      AND (owner = @owner OR (@name IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @name)))
+    ORDER BY updated_at LIMIT @limit`,
   overdueInputs: `SELECT * FROM tasks WHERE state = 'input-required' AND input_deadline <= @now
     ORDER BY input_deadline LIMIT @limit`,
   deleteEvents: 'DELETE FROM events WHERE task_id = ?',
