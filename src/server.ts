@@ -22,6 +22,7 @@ import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import { InFlight } from './faces/http/in-flight.js';
+import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
 import { commandSkill, loadCommands } from './skills/command.js';
@@ -164,6 +165,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   });
   app.use(REST_PATH, restRouter({ handler, admit, ...bodyAndStreams }));
+  // The approvals inbox: a page for people, answering through the same engine and credentials.
+  app.use(INBOX_PATH, inboxRouter({ engine, admit, ...bodyAndStreams }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });

@@ -1,0 +1,52 @@
+import { ownerKey, type Principal } from '../../auth/principal.js';
+import type { TaskRecord } from '../../engine/task.js';
+
+/** One task waiting for the caller, as the inbox shows it. */
+export interface WaitingItem {
+  id: string;
+  skill: string;
+  /** Who asked: the task's owner, readable ("acme/alice"). */
+  requester: string;
+  /** The question the task waits on (its status message's text). */
+  prompt: string;
+  /** When it started waiting (ISO 8601), and for how long it has (ms). */
+  waitingSince: string;
+  waitedMs: number;
+  /** When it fails without an answer (ISO 8601), if it has a deadline. */
+  deadline?: string;
+  /** The caller asked for it (owner) or is named to answer it (approver). */
+  role: 'owner' | 'approver';
+}
+
+/** The name approver lists call a principal by ("tenant/principal"); none for the anonymous caller. */
+export const approverNameOf = (p: Principal): string | undefined =>
+  p.via === 'anonymous' ? undefined : `${p.tenant}/${p.id}`;
+
+/**
+ * An owner key made readable: "api-key:acme/alice" -> "acme/alice", a token's subject marked as
+ * such ("acme/alice (token)"), "anonymous" as is.
+ */
+export function readableOwner(key: string): string {
+  const match = /^(api-key|jwt):([^/]*)\/(.*)$/.exec(key);
+  if (!match) return key;
+  const [, via, tenant = '', id = ''] = match;
+  const name = `${decodeURIComponent(tenant)}/${decodeURIComponent(id)}`;
+  return via === 'jwt' ? `${name} (token)` : name;
+}
+
+export function toWaitingItem(record: TaskRecord, caller: Principal, now: number): WaitingItem {
+  const prompt = (record.statusMessage?.parts ?? [])
+    .map((p) => p.text ?? '')
+    .filter(Boolean)
+    .join('\n');
+  return {
+    id: record.id,
+    skill: record.skill,
+    requester: readableOwner(record.owner),
+    prompt,
+    waitingSince: new Date(record.updatedAt).toISOString(),
+    waitedMs: Math.max(0, now - record.updatedAt),
+    ...(record.inputDeadline === undefined ? {} : { deadline: new Date(record.inputDeadline).toISOString() }),
+    role: record.owner === ownerKey(caller) ? 'owner' : 'approver',
+  };
+}
