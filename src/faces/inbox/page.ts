@@ -8,6 +8,7 @@ export const INBOX_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Approvals inbox · taskhandle</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/inbox/inbox.css">
 <script type="module" src="/inbox/inbox.js"></script>
 </head>

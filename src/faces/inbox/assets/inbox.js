@@ -79,6 +79,9 @@ async function start() {
     session?.abort();
     session = new AbortController();
     follow(session.signal);
+    // The ages shown grow even when nothing changes.
+    const ages = setInterval(refresh, 60_000);
+    session.signal.addEventListener('abort', () => clearInterval(ages));
   } catch (err) {
     if (err instanceof Unauthorized) {
       // Anonymous access refused: this agent wants credentials (or the saved ones expired).
