@@ -1,3 +1,6 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skillMessage, startTask } from './a2a.js';
 import { type Agent, launch } from './harness.js';
@@ -158,5 +161,69 @@ describe('the approvals inbox without configured auth', () => {
     expect(res.status).toBe(200);
     const done = await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
     expect(done.status.message.parts[0].text).toBe('Approved by anonymous');
+  });
+});
+
+describe('the approvals inbox with bearer tokens (JWT) and a rate limit', () => {
+  let agent: Agent;
+  let jwks: Server;
+  let sign: (sub: string) => Promise<string>;
+  beforeAll(async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    jwks = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const issuer = 'https://issuer.inbox-tests.example';
+    sign = (sub) =>
+      new SignJWT({ sub, tenant: 'acme' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience('taskhandle-inbox-tests')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    agent = await launch({
+      env: {
+        JWT_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/`,
+        JWT_ISSUER: issuer,
+        JWT_AUDIENCE: 'taskhandle-inbox-tests',
+        RATE_LIMIT_PER_S: '1',
+        RATE_LIMIT_BURST: '6',
+      },
+    });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    jwks?.closeAllConnections();
+    await new Promise((resolve) => jwks?.close(resolve));
+  });
+
+  it('a token holder named as approver lists and approves; past the rate, 429 with Retry-After', async () => {
+    const alice = agent.as({ Authorization: `Bearer ${await sign('alice')}` });
+    const bob = { Authorization: `Bearer ${await sign('bob')}` };
+    const task = await startTask(alice, skillMessage('approval', { action: 'Renew', approver: 'acme/bob' }));
+    await alice.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
+
+    const list = (await (await fetch(`${agent.url}/inbox/api/waiting`, { headers: bob })).json()) as Json;
+    expect(list.caller).toBe('acme/bob');
+    expect(list.tasks).toMatchObject([{ id: task.id, requester: 'acme/alice (token)', role: 'approver' }]);
+    const res = await fetch(`${agent.url}/inbox/api/tasks/${task.id}/answer`, {
+      method: 'POST',
+      headers: { ...bob, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(res.status).toBe(200);
+    const done = await alice.waitForState(task.id, 'TASK_STATE_COMPLETED');
+    expect(done.status.message.parts[0].text).toBe('Approved by acme/bob');
+
+    let limited: Response | undefined;
+    for (let i = 0; i < 20 && !limited; i++) {
+      const r = await fetch(`${agent.url}/inbox/api/waiting`, { headers: bob });
+      if (r.status === 429) limited = r;
+    }
+    expect(limited?.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited?.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
 });
