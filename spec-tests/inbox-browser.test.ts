@@ -49,8 +49,10 @@ describe.skipIf(noBrowser !== undefined)('the approvals inbox in a real browser 
     const page = await browser.newPage({ viewport: { width: 900, height: 600 } });
     const errors = pageErrors(page);
     await page.goto(`${url}/inbox`);
-    await page.getByLabel('Credential', { exact: true }).fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const field = page.getByLabel('Credential', { exact: true });
+    await field.fill(key);
+    // From the keyboard: Enter in the field submits the form.
+    await field.press('Enter');
     await page.getByRole('heading', { name: 'Waiting for you' }).waitFor();
     return { page, errors };
   }

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
-import { type EngineErrorCode, isEngineError } from '../../engine/errors.js';
+import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
 import { INBOX_PAGE } from './page.js';
+import { problem, STATUS_OF } from './problem.js';
 import { approverNameOf, toWaitingItem } from './waiting.js';
 
 export const INBOX_PATH = '/inbox';
@@ -46,22 +46,13 @@ const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
-const STATUS_OF: Record<EngineErrorCode, number> = {
-  'task-not-found': 404,
-  'task-not-cancelable': 409,
-  'unsupported-operation': 409,
-  'invalid-params': 400,
-  'unknown-skill': 400,
-  'shutting-down': 503,
-  'too-many-tasks': 429,
-  forbidden: 403,
-};
-
 /**
  * The approvals inbox: a page where an approver signs in with the same credentials as the API,
  * sees the tasks waiting for them (their own, or naming them as approver) and answers them; the
  * list follows changes over SSE. Every JSON endpoint goes through admission; the engine decides
  * who may see and answer what (another approver's task does not exist for the caller).
+ * @example
+ *   app.use(INBOX_PATH, inboxRouter({ engine, admit, maxBodyBytes, keepAliveMs, shutdown }));
  */
 export function inboxRouter(o: InboxOptions): express.Router {
   const router = express.Router();
@@ -145,7 +136,7 @@ export function inboxRouter(o: InboxOptions): express.Router {
     }
   });
 
-  api.get('/events', (req, res) => {
+  api.get('/events', (_req, res) => {
     const principal = principalOf(res);
     changeStream(res, {
       onStatus: (listener) => o.engine.onStatus(listener),
@@ -153,67 +144,9 @@ export function inboxRouter(o: InboxOptions): express.Router {
       keepAliveMs: o.keepAliveMs,
       shutdown: o.shutdown,
     });
-    req.on('error', () => {});
   });
 
   api.use((_req, res) => problem(res, 404, 'No such inbox endpoint'));
   router.use('/api', api);
   return router;
 }
-
-/** An RFC 9457 problem response. */
-function problem(res: Response, status: number, detail: string): void {
-  res
-    .status(status)
-    .type('application/problem+json')
-    .send(JSON.stringify({ type: 'about:blank', title: titleOf(status), status, detail }));
-}
-
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  503: 'Service Unavailable',
-};
-const titleOf = (status: number): string => TITLES[status] ?? 'Error';
-
-interface Asset {
-  type: string;
-  body: Buffer;
-}
-
-/**
- * The page's script and style (plain files kept beside the sources, not compiled: the build leaves
- * them in src/, whence dist/ reads them) and the SSE parser's browser build from node_modules.
- */
-function loadAssets(): Record<string, Asset> {
-  const own = (name: string): Buffer => {
-    const candidates = [
-      new URL(`./assets/${name}`, import.meta.url),
-      new URL(`../../../../src/faces/inbox/assets/${name}`, import.meta.url),
-    ];
-    for (const url of candidates) {
-      try {
-        return readFileSync(url);
-      } catch {}
-    }
-    throw new Error(`inbox: asset ${name} not found beside ${fileURLToPath(import.meta.url)}`);
-  };
-  return {
-    'inbox.js': { type: 'text/javascript', body: own('inbox.js') },
-    'inbox.css': { type: 'text/css', body: own('inbox.css') },
-    'eventsource-parser.js': {
-      type: 'text/javascript',
-      body: stripSourceMap(readFileSync(new URL(import.meta.resolve('eventsource-parser')))),
-    },
-  };
-}
-
-/** The map file is not served: the comment pointing at it would only make browsers ask for it. */
-const stripSourceMap = (code: Buffer): Buffer =>
-  Buffer.from(code.toString('utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
