@@ -133,4 +133,17 @@ describe.skipIf(noBrowser !== undefined)('the approvals inbox in a real browser 
     expect(unexpected(errors).filter((e) => !/ERR_CONNECTION_REFUSED|network/i.test(e))).toEqual([]);
     await page.close();
   });
+  it('shows what a requester wrote as text: markup in an action is never run or rendered', async () => {
+    const agent = await start({ apiKeys: { alice: 'acme', bob: 'acme' } });
+    const action = '<img src=x onerror="document.title=\'pwned\'"><b>bold</b>';
+    await askApproval(agent, action);
+    const { page, errors } = await signIn(agent.url, agent.keys.bob as string);
+    const prompt = page.locator('#tasks .prompt');
+    await prompt.waitFor();
+    expect(await prompt.textContent()).toContain(action);
+    expect(await page.locator('#tasks img, #tasks b').count()).toBe(0);
+    expect(await page.title()).not.toBe('pwned');
+    expect(unexpected(errors)).toEqual([]);
+    await page.close();
+  });
 });
