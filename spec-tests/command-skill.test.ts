@@ -36,10 +36,8 @@ describe('the command skill, configured by COMMANDS_FILE', () => {
     await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
     const done = await getTask(agent, task.id);
     expect(done.status.message.parts[0].text).toMatch(/greet.*exited 0/);
-    // biome-ignore lint/suspicious/noExplicitAny: artifacts are inspected freely in tests
-    const output = done.artifacts
-      .flatMap((a: any) => a.parts.map((p: { text?: string }) => p.text ?? ''))
-      .join('');
+    const parts: { text?: string }[] = done.artifacts.flatMap((a: { parts: { text?: string }[] }) => a.parts);
+    const output = parts.map((p) => p.text ?? '').join('');
     expect(output).toContain('hello ada');
   });
 
