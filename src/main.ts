@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { addApiKey } from './auth/api-keys.js';
+import { isClientCommand, runClient } from './cli/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
 import { rotateSigningKey } from './push/signing-keys.js';
@@ -9,6 +10,7 @@ import { startServer } from './server.js';
 const USAGE = `usage: taskhandle serve [--conformance]
        taskhandle keys rotate
        taskhandle api-keys add --principal NAME --tenant NAME [--label TEXT]
+       taskhandle submit|get|watch|cancel|result|list ...   (client: taskhandle help)
 
   serve              run the agent (settings from the environment; see README)
   --conformance      add the a2a-tck fixture skill and make it the default skill
@@ -19,6 +21,11 @@ const USAGE = `usage: taskhandle serve [--conformance]
                      within seconds`;
 
 async function main(): Promise<void> {
+  // The client commands parse their own options (and exit with their documented codes).
+  if (isClientCommand(process.argv[2])) {
+    process.exitCode = await runClient(process.argv.slice(2));
+    return;
+  }
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {

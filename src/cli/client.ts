@@ -1,0 +1,154 @@
+import { createParser } from 'eventsource-parser';
+import { CliError, EXIT, TASK_NOT_FOUND } from './exit-codes.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: agents' answers are read field by field, defensively
+export type Json = Record<string, any>;
+
+export interface ClientOptions {
+  url: string;
+  token?: string | undefined;
+}
+
+/** One SSE event of a streaming call: its id and the JSON-RPC `result`. */
+export interface StreamEvent {
+  id: string | undefined;
+  result: Json;
+}
+
+/**
+ * A minimal A2A v1.0 JSON-RPC client: what the commands need, and nothing server-specific, so it
+ * works against any A2A agent. Failures are CliErrors carrying the exit code.
+ *
+ * @example
+ *   const task = await new A2AClient({ url: 'http://127.0.0.1:41241' }).call('GetTask', { id });
+ */
+export class A2AClient {
+  private readonly endpoint: string;
+  private readonly token: string | undefined;
+  private nextId = 1;
+
+  constructor(o: ClientOptions) {
+    this.endpoint = o.url;
+    this.token = o.token;
+  }
+
+  private headers(accept: string, lastEventId?: string): Record<string, string> {
+    return {
+      'Content-Type': 'application/json',
+      Accept: accept,
+      'A2A-Version': '1.0',
+      ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}),
+      ...(lastEventId !== undefined ? { 'Last-Event-ID': lastEventId } : {}),
+    };
+  }
+
+  private async post(
+    method: string,
+    params: unknown,
+    accept: string,
+    lastEventId?: string,
+    signal?: AbortSignal,
+  ) {
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint, {
+        method: 'POST',
+        headers: this.headers(accept, lastEventId),
+        body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
+        signal: signal ?? null,
+      });
+    } catch (err) {
+      throw new CliError(EXIT.connection, `cannot reach ${this.endpoint}: ${causeOf(err)}`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      const detail = await res.text().catch(() => '');
+      throw new CliError(
+        EXIT.auth,
+        `${res.status} from ${this.endpoint}: ${res.status === 401 ? 'credentials missing or not accepted (--token, TASKHANDLE_TOKEN)' : 'not allowed'}${detail ? ` ${detail.slice(0, 200)}` : ''}`,
+      );
+    }
+    return res;
+  }
+
+  /** A unary call: its `result`, or a CliError for a JSON-RPC error or an unexpected answer. */
+  async call(method: string, params: unknown): Promise<Json> {
+    const res = await this.post(method, params, 'application/json');
+    let body: Json;
+    try {
+      body = (await res.json()) as Json;
+    } catch (err) {
+      throw new CliError(EXIT.refused, `${method}: HTTP ${res.status}, not JSON-RPC: ${causeOf(err)}`);
+    }
+    if (body.error) throw rpcError(method, body.error);
+    if (!res.ok || body.result === undefined)
+      throw new CliError(EXIT.refused, `${method}: HTTP ${res.status} without a result`);
+    return body.result as Json;
+  }
+
+  /**
+   * A streaming call (SubscribeToTask): yields each event until the server closes the stream.
+   * A JSON-RPC error (as an event, or as a plain JSON answer) throws a CliError; a dropped
+   * connection throws one with EXIT.connection, which a caller may retry with the last event id.
+   */
+  async *stream(
+    method: string,
+    params: unknown,
+    lastEventId?: string,
+    signal?: AbortSignal,
+  ): AsyncGenerator<StreamEvent> {
+    const res = await this.post(method, params, 'text/event-stream', lastEventId, signal);
+    const type = res.headers.get('content-type') ?? '';
+    if (!type.includes('text/event-stream')) {
+      const body = (await res.json().catch(() => ({}))) as Json;
+      if (body.error) throw rpcError(method, body.error);
+      throw new CliError(EXIT.refused, `${method}: HTTP ${res.status}, not an event stream`);
+    }
+    if (!res.body) throw new CliError(EXIT.connection, `${method}: an empty answer`);
+    const queue: StreamEvent[] = [];
+    let failure: CliError | undefined;
+    const parser = createParser({
+      onEvent: (e) => {
+        let body: Json;
+        try {
+          body = JSON.parse(e.data) as Json;
+        } catch {
+          failure ??= new CliError(
+            EXIT.refused,
+            `${method}: an event that is not JSON: ${e.data.slice(0, 200)}`,
+          );
+          return;
+        }
+        if (body.error) failure ??= rpcError(method, body.error);
+        else queue.push({ id: e.id, result: (body.result ?? {}) as Json });
+      },
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        while (queue.length > 0) yield queue.shift() as StreamEvent;
+        if (failure) throw failure;
+      }
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(EXIT.connection, `${method}: the stream broke: ${causeOf(err)}`);
+    }
+    while (queue.length > 0) yield queue.shift() as StreamEvent;
+    if (failure) throw failure;
+  }
+}
+
+function rpcError(method: string, error: Json): CliError {
+  const code = typeof error.code === 'number' ? error.code : undefined;
+  const message = `${method}: ${String(error.message ?? 'error')}${code === undefined ? '' : ` (${code})`}`;
+  if (code === TASK_NOT_FOUND) return new CliError(EXIT.notFound, message, code);
+  return new CliError(EXIT.refused, message, code);
+}
+
+/** The most telling reason of a fetch failure (undici hides ECONNREFUSED in `cause`). */
+export function causeOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause;
+  if (cause instanceof Error) return (cause as Error & { code?: string }).code ?? cause.message;
+  return err.message;
+}

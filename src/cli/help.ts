@@ -1,0 +1,82 @@
+/** Help text of each client command (`taskhandle <cmd> --help`), and the overview (`taskhandle help`). */
+
+const CONNECTION = `connection:
+  --url URL          the agent's JSON-RPC endpoint (env TASKHANDLE_URL; default http://127.0.0.1:41241)
+  --token TOKEN      sent as Authorization: Bearer (an API key or a JWT; env TASKHANDLE_TOKEN)`;
+
+const EXITS = `exit codes: 0 ok/completed, 1 task failed/rejected/canceled, 2 usage, 3 not found, 4 auth,
+  5 connection, 6 input required, 7 request refused, 8 not finished yet (see docs/cli.md)`;
+
+export const COMMAND_HELP: Record<string, string> = {
+  submit: `usage: taskhandle submit <skill> --input JSON [--wait] [--message-id ID] [--json]
+       taskhandle submit --text TEXT [--wait]
+
+Sends a task (SendMessage with a data part {skill, input}, returnImmediately) and prints its id.
+  --input JSON       the skill's input: a JSON object, or @FILE to read it from a file (default {})
+  --text TEXT        add a text part (alone, it is a plain text message, for agents without skills)
+  --message-id ID    the message id (default: a random one). Pass your own to make retries safe:
+                     the same id sent again returns the same task and starts nothing new
+  --wait             wait until the task completes, fails or needs input; exit code as the state
+  --json             print the task as JSON instead of its id
+${CONNECTION}
+${EXITS}`,
+  get: `usage: taskhandle get <id> [--json]
+
+Shows a task: state, progress, status message, expiry and artifact names.
+  --json             print the task as the agent returned it
+${CONNECTION}
+${EXITS}`,
+  cancel: `usage: taskhandle cancel <id> [--json]
+
+Cancels a task (CancelTask) and prints its new state. A task that has already ended cannot be
+canceled: exit 7.
+${CONNECTION}
+${EXITS}`,
+  list: `usage: taskhandle list [--state STATE] [--page-size N] [--page-token T] [--json]
+
+Lists the caller's tasks, newest activity first (ListTasks). Anonymous callers see none.
+  --state STATE      only tasks in this state (working, completed, input-required, TASK_STATE_... )
+  --page-size N      at most N tasks (default 20)
+  --page-token T     the next page (printed on stderr as "next page: T" when there is one)
+  --json             print the ListTasks result as JSON
+${CONNECTION}
+${EXITS}`,
+  result: `usage: taskhandle result <id> [-o FILE] [--json]
+
+Writes a completed task's result: one file artifact as its bytes; otherwise each part in order
+(text as text, data as JSON lines, files as bytes). A task that failed, was rejected or canceled
+exits 1; one that has not finished exits 8 (6 if it waits for input).
+  -o, --output FILE  write to FILE instead of stdout
+  --json             print the artifacts as JSON
+${CONNECTION}
+${EXITS}`,
+  watch: `usage: taskhandle watch <id> [--retry-for SECONDS] [--last-event-id ID]
+
+Follows a task (SubscribeToTask over SSE) until it ends or needs input. On a terminal: a live
+progress bar. Piped: one JSON event per line (NDJSON), as the agent sent them, in order.
+A dropped stream or a restarted server is reconnected with Last-Event-ID: no event is lost.
+  --retry-for S      give up (exit 5) after S seconds without reaching the agent (default 60)
+  --last-event-id ID start after this event id instead of from the task as it stands
+  --json             NDJSON even on a terminal
+${CONNECTION}
+${EXITS}`,
+};
+
+export const OVERVIEW = `usage: taskhandle <command> [options]
+
+server:
+  serve              run the agent (settings from the environment; see README)
+  keys rotate        make a new webhook signing key
+  api-keys add       make an API key for a principal of a tenant
+
+client (speaks A2A v1.0 JSON-RPC to --url; works with any A2A agent):
+  submit <skill>     send a task and print its id (--wait to wait for it)
+  get <id>           show a task's state, progress and status message
+  watch <id>         follow a task live (progress bar, or NDJSON when piped)
+  cancel <id>        cancel a task
+  result <id>        write a completed task's artifacts (-o FILE)
+  list               list your tasks
+
+Run taskhandle <command> --help for its options. Docs: docs/cli.md
+${CONNECTION}
+${EXITS}`;
