@@ -23,6 +23,7 @@ import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
+import { jobsRouter } from './faces/jobs/router.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
 import { commandSkill, loadCommands } from './skills/command.js';
@@ -121,15 +122,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!card) throw new Error('agent card requested before the server listens');
     return card;
   };
+  const audit = (action: string, principal: { id: string; tenant: string }, taskId: string) =>
+    logger.info(
+      { audit: action, principal: principal.id, tenant: principal.tenant, taskId },
+      `audit: ${action}`,
+    );
   const handler = new EngineRequestHandler({
     engine,
     card: () => currentCard().sdk,
     extendedCard: () => currentCard().extended,
-    audit: (action, principal, taskId) =>
-      logger.info(
-        { audit: action, principal: principal.id, tenant: principal.tenant, taskId },
-        `audit: ${action}`,
-      ),
+    audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     pushPolicy: config.pushPolicy,
   });
@@ -167,6 +169,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.use(REST_PATH, restRouter({ handler, admit, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, ...bodyAndStreams }));
+  // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
+  app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });

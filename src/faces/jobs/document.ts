@@ -1,0 +1,78 @@
+import type { TaskRecord, TaskState, TaskView } from '../../engine/task.js';
+
+/** The five statuses of /v1/jobs, each standing for one or more A2A task states. */
+export const JOB_STATUS = {
+  submitted: 'working',
+  working: 'working',
+  'input-required': 'input_required',
+  'auth-required': 'input_required',
+  completed: 'completed',
+  canceled: 'cancelled',
+  failed: 'failed',
+  rejected: 'failed',
+} as const satisfies Record<TaskState, string>;
+export type JobStatus = (typeof JOB_STATUS)[TaskState];
+
+export const JOBS_PATH = '/v1/jobs';
+
+/** The job document: the handle of a task as /v1/jobs shows it. */
+export interface JobDocument {
+  resultType: 'task';
+  taskId: string;
+  status: JobStatus;
+  /** The A2A state behind `status` (e.g. `rejected` behind `failed`). */
+  state: TaskState;
+  createdAt: string;
+  lastUpdatedAt: string;
+  expiresAt: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  statusMessage?: string;
+  progress?: { percent?: number; message?: string };
+  /** Why a failed job failed: `rejected` (refused by the agent or an approver) or `failed`. */
+  reason?: 'failed' | 'rejected';
+  /** Once completed: where the result is. */
+  result?: string;
+}
+
+export function jobDocument(r: TaskRecord): JobDocument {
+  const status = JOB_STATUS[r.state];
+  const text = (r.statusMessage?.parts ?? [])
+    .map((p) => p.text ?? '')
+    .filter(Boolean)
+    .join('\n');
+  return {
+    resultType: 'task',
+    taskId: r.id,
+    status,
+    state: r.state,
+    createdAt: new Date(r.createdAt).toISOString(),
+    lastUpdatedAt: new Date(r.updatedAt).toISOString(),
+    expiresAt: new Date(r.expiresAt).toISOString(),
+    ttlMs: r.ttlMs,
+    pollIntervalMs: r.pollIntervalMs,
+    ...(text ? { statusMessage: text } : {}),
+    ...(r.progress ? { progress: r.progress } : {}),
+    ...(status === 'failed' ? { reason: r.state === 'rejected' ? 'rejected' : 'failed' } : {}),
+    ...(status === 'completed' ? { result: resultPath(r.id) } : {}),
+  };
+}
+
+export const jobPath = (id: string): string => `${JOBS_PATH}/${encodeURIComponent(id)}`;
+export const resultPath = (id: string): string => `${jobPath(id)}/result`;
+
+/** Retry-After in whole seconds (at least 1), from the task's suggested poll interval. */
+export const retryAfterS = (r: TaskRecord): string => String(Math.max(1, Math.ceil(r.pollIntervalMs / 1000)));
+
+/** The result body: the artifacts of a completed job. */
+export function resultBody(view: TaskView): {
+  artifacts: { artifactId: string; name?: string; parts: unknown[] }[];
+} {
+  return {
+    artifacts: view.artifacts.map((a) => ({
+      artifactId: a.artifactId,
+      ...(a.name ? { name: a.name } : {}),
+      parts: a.parts,
+    })),
+  };
+}

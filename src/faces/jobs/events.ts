@@ -1,0 +1,51 @@
+import type { Response } from 'express';
+import type { Engine } from '../../engine/engine.js';
+import { isTerminal } from '../../engine/task.js';
+import { SseWriter } from '../http/sse.js';
+import { jobDocument } from './document.js';
+
+export interface JobEventsOptions {
+  engine: Engine;
+  owner: string;
+  id: string;
+  /** Last-Event-ID: replay what followed that event (no snapshot first). */
+  afterSeq?: number;
+  keepAliveMs: number;
+  shutdown: AbortSignal;
+}
+
+/**
+ * The job's events over SSE: each event's id is its log sequence number and its data the job
+ * document after it (`{seq, event, job}`). Unlike the A2A stream, it follows a job through
+ * input_required and ends only at a terminal status (or shutdown, or the client leaving).
+ */
+export async function jobEvents(res: Response, o: JobEventsOptions): Promise<void> {
+  const sse = new SseWriter(res, o.keepAliveMs);
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const signal = AbortSignal.any([gone.signal, o.shutdown]);
+  let cursor = o.afterSeq;
+  try {
+    for (;;) {
+      let ended = false;
+      for await (const item of o.engine.stream(o.owner, o.id, { afterSeq: cursor, signal })) {
+        const record = (await o.engine.get(o.owner, o.id, 0)).record;
+        if (item.kind === 'task') {
+          cursor = item.seq;
+          sse.send({ seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record) }, item.seq);
+        } else {
+          cursor = item.entry.seq;
+          sse.send({ seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record) }, cursor);
+        }
+        if (isTerminal(record.state) && (cursor ?? 0) >= record.lastSeq) ended = true;
+      }
+      if (ended || signal.aborted) break;
+      const now = (await o.engine.get(o.owner, o.id, 0)).record;
+      if (isTerminal(now.state) && (cursor ?? 0) >= now.lastSeq) break;
+    }
+  } catch {
+    // The task vanished (expired) or the store closed mid-stream: the stream just ends.
+  } finally {
+    sse.end();
+  }
+}

@@ -1,0 +1,229 @@
+/** The OpenAPI 3.1 description of /v1/jobs, served at /v1/openapi.json (checked against real answers in tests). */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const problemContent = { 'application/problem+json': { schema: ref('Problem') } };
+const err = (description: string) => ({ description, content: problemContent });
+const retryAfter = {
+  'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until the next poll' },
+};
+const location = { Location: { schema: { type: 'string' }, description: 'The job: /v1/jobs/{id}' } };
+const common = {
+  '401': err('No or invalid credentials (WWW-Authenticate says which)'),
+  '429': err('Over the request rate (Retry-After)'),
+};
+const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const jobOk = { description: 'The job document', content: json(ref('Job')), headers: retryAfter };
+
+export const OPENAPI = {
+  openapi: '3.1.0',
+  info: {
+    title: 'taskhandle jobs',
+    version: '1.0.0',
+    description: 'The engine tasks as HTTP 202 Accepted jobs. See docs/http-jobs.md.',
+  },
+  paths: {
+    '/v1/jobs': {
+      post: {
+        summary: 'Start a job',
+        parameters: [
+          { name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } },
+          { name: 'Prefer', in: 'header', schema: { type: 'string' }, description: 'respond-async, wait=N' },
+        ],
+        requestBody: { required: true, content: json(ref('NewJob')) },
+        responses: {
+          '200': {
+            description: 'Prefer: wait=N and the job ended within N s: the document with its artifacts',
+            content: json(ref('JobWithResult')),
+          },
+          '202': {
+            description: 'Accepted',
+            content: json(ref('Job')),
+            headers: { ...retryAfter, ...location },
+          },
+          '400': err('Invalid body, unknown skill or invalid input'),
+          '403': err('The caller may not use this skill'),
+          '409': err('A request with this Idempotency-Key is still in flight'),
+          '413': err('Body too large'),
+          '415': err('Not JSON'),
+          '422': err('Idempotency-Key reused with another payload'),
+          ...common,
+        },
+      },
+      get: {
+        summary: "List the caller's jobs",
+        parameters: [
+          { name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          { name: 'pageToken', in: 'query', schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': { description: 'A page of jobs', content: json(ref('JobList')) },
+          '400': err('Invalid pageSize'),
+          ...common,
+        },
+      },
+    },
+    '/v1/jobs/{id}': {
+      parameters: [id],
+      get: {
+        summary: 'The job document',
+        parameters: [{ name: 'follow', in: 'query', schema: { const: 'result' } }],
+        responses: {
+          '200': jobOk,
+          '303': { description: '?follow=result on a completed job: see the result', headers: location },
+          '404': err('No such job (or not the caller’s)'),
+          ...common,
+        },
+      },
+      delete: {
+        summary: 'Cancel the job if it runs (tasks are deleted only when their TTL ends)',
+        responses: { '200': jobOk, '404': err('No such job'), ...common },
+      },
+    },
+    '/v1/jobs/{id}:cancel': {
+      parameters: [id],
+      post: {
+        summary: 'Cancel the job',
+        responses: { '200': jobOk, '404': err('No such job'), '409': err('Already finished'), ...common },
+      },
+    },
+    '/v1/jobs/{id}:input': {
+      parameters: [id],
+      post: {
+        summary: 'Answer a job waiting for input',
+        requestBody: { required: true, content: json(ref('Answer')) },
+        responses: {
+          '200': jobOk,
+          '400': err('Invalid answer'),
+          '404': err('No such job'),
+          '409': err('The job waits for no input'),
+          ...common,
+        },
+      },
+    },
+    '/v1/jobs/{id}/result': {
+      parameters: [id],
+      get: {
+        summary: 'The result of a completed job',
+        parameters: [{ name: 'download', in: 'query', schema: { const: '1' } }],
+        responses: {
+          '200': {
+            description: 'The artifacts (or, with ?download=1, the file)',
+            content: json(ref('Result')),
+          },
+          '202': {
+            description: 'Not done yet',
+            content: json(ref('Job')),
+            headers: { ...retryAfter, ...location },
+          },
+          '404': err('No such job'),
+          '406': err('?download=1 on a result that is not one file'),
+          '409': err('The job failed or was cancelled: it has no result'),
+          ...common,
+        },
+      },
+    },
+    '/v1/jobs/{id}/events': {
+      parameters: [id, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
+      get: {
+        summary: 'Server-Sent Events: the job document after each event of its log',
+        responses: {
+          '200': {
+            description: 'An event stream',
+            content: { 'text/event-stream': { schema: ref('JobEvent') } },
+          },
+          '404': err('No such job'),
+          ...common,
+        },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      NewJob: {
+        type: 'object',
+        required: ['skill'],
+        properties: { skill: { type: 'string' }, input: {} },
+        additionalProperties: false,
+      },
+      Answer: {
+        oneOf: [
+          { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+          { type: 'object', required: ['data'], properties: { data: {} } },
+        ],
+      },
+      Job: {
+        type: 'object',
+        required: [
+          'resultType',
+          'taskId',
+          'status',
+          'state',
+          'createdAt',
+          'lastUpdatedAt',
+          'ttlMs',
+          'pollIntervalMs',
+        ],
+        properties: {
+          resultType: { const: 'task' },
+          taskId: { type: 'string' },
+          status: { enum: ['working', 'input_required', 'completed', 'cancelled', 'failed'] },
+          state: { type: 'string', description: 'The A2A task state' },
+          createdAt: { type: 'string', format: 'date-time' },
+          lastUpdatedAt: { type: 'string', format: 'date-time' },
+          expiresAt: { type: 'string', format: 'date-time' },
+          ttlMs: { type: 'integer' },
+          pollIntervalMs: { type: 'integer' },
+          statusMessage: { type: 'string' },
+          progress: {
+            type: 'object',
+            properties: { percent: { type: 'number' }, message: { type: 'string' } },
+          },
+          reason: { enum: ['failed', 'rejected'] },
+          result: { type: 'string', description: 'Once completed: the result path' },
+        },
+      },
+      JobWithResult: {
+        allOf: [ref('Job'), ref('Result')],
+      },
+      Result: {
+        type: 'object',
+        required: ['artifacts'],
+        properties: {
+          artifacts: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['artifactId', 'parts'],
+              properties: {
+                artifactId: { type: 'string' },
+                name: { type: 'string' },
+                parts: { type: 'array' },
+              },
+            },
+          },
+        },
+      },
+      JobList: {
+        type: 'object',
+        required: ['jobs', 'nextPageToken'],
+        properties: { jobs: { type: 'array', items: ref('Job') }, nextPageToken: { type: 'string' } },
+      },
+      JobEvent: {
+        type: 'object',
+        required: ['seq', 'event', 'job'],
+        properties: { seq: { type: 'integer' }, event: { type: 'string' }, job: ref('Job') },
+      },
+      Problem: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'detail'],
+        properties: {
+          type: { type: 'string' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          detail: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
