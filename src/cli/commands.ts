@@ -159,7 +159,7 @@ export async function watch({ client, args, values, out, err }: CommandInput): P
   let text = '';
   let state = 'TASK_STATE_SUBMITTED';
   const draw = (note?: string) =>
-    out.write(`\r${progressBar(percent, note ?? text, state, out.columns ?? 80)}`);
+    out.write(`\r${progressBar(percent, note ?? text, state, out.columns || 80)}`);
   const final = await follow(client, id, {
     retryForMs: retryFor * 1000,
     lastEventId: values['last-event-id'],

@@ -48,15 +48,16 @@ export function taskLine(task: Json): string {
   return `${task.id}  ${state} ${when} ${progress || message}`.trimEnd();
 }
 
-/** The live progress line: `[#######.............]  35% 2100 of 6000 rows  working`, cut to `width`. */
+/** The live progress line: `[#######.............]  35% working  2100 of 6000 rows`, padded or cut to `width`. */
 export function progressBar(percent: number | undefined, text: string, state: string, width: number): string {
+  const w = Math.max(width, 40);
   const cells = 20;
   const filled =
     percent === undefined ? 0 : Math.max(0, Math.min(cells, Math.round((percent / 100) * cells)));
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(cells - filled)}]`;
   const pct = percent === undefined ? '   ?' : `${String(Math.round(percent)).padStart(3)}%`;
   const line = `${bar} ${pct} ${shortState(state)}${text ? `  ${text}` : ''}`;
-  return line.length > width - 1 ? line.slice(0, Math.max(0, width - 1)) : line.padEnd(width - 1);
+  return line.length > w - 1 ? line.slice(0, w - 1) : line.padEnd(w - 1);
 }
 
 /**
