@@ -154,6 +154,19 @@ describe('/v1/jobs: tasks as HTTP 202 Accepted jobs', () => {
     expect((await call('alice', 'POST', `/v1/jobs/${b.body.taskId}:frobnicate`)).status).toBe(404);
   });
 
+  it('an approver the job names answers it with :input, and sees its status only', async () => {
+    const { body } = await post('approval', { action: 'Rotate keys', approver: 'acme/bob' });
+    const id = body.taskId as string;
+    await pollUntil(id, 'input_required');
+    expect((await call('bob', 'GET', `/v1/jobs/${id}`)).status).toBe(404);
+    const answered = await call('bob', 'POST', `/v1/jobs/${id}:input`, {
+      body: { data: { decision: 'approve' } },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toEqual({ taskId: id, status: 'working' });
+    expect((await pollUntil(id, 'completed')).statusMessage).toContain('Approved by acme/bob');
+  });
+
   it('a task made over A2A is a job, and a job is an A2A task, for the same owner', async () => {
     const task = await startTask(agent, skillMessage('sleep', { seconds: 0 }));
     await pollUntil(task.id, 'completed');
@@ -320,8 +333,8 @@ describe('/v1/jobs: tasks as HTTP 202 Accepted jobs', () => {
         problems.push(`${s.method} ${template} ${s.status}: ${mediaType} not declared`);
         continue;
       }
-      for (const name of requiredOf(doc, media.schema)) {
-        if (!(name in (s.body as Json))) problems.push(`${s.method} ${template} ${s.status}: no "${name}"`);
+      for (const name of missing(doc, media.schema, s.body as Json)) {
+        problems.push(`${s.method} ${template} ${s.status}: no "${name}"`);
       }
     }
     expect(problems).toEqual([]);
@@ -360,14 +373,19 @@ function templateOf(path: string): string {
     .replace(/^\/v1\/jobs\/[^/:{]+$/, '/v1/jobs/{id}');
 }
 
-/** The properties a schema requires (following $ref and allOf). */
-function requiredOf(doc: Json, schema: Json | undefined): string[] {
+/** The properties a schema requires that `body` lacks (following $ref, allOf and oneOf). */
+function missing(doc: Json, schema: Json | undefined, body: Json): string[] {
   if (!schema) return [];
   if (schema.$ref) {
     const name = String(schema.$ref).split('/').at(-1) ?? '';
-    return requiredOf(doc, doc.components.schemas[name]);
+    return missing(doc, doc.components.schemas[name], body);
   }
-  const own = (schema.required as string[] | undefined) ?? [];
-  const all = ((schema.allOf as Json[] | undefined) ?? []).flatMap((s) => requiredOf(doc, s));
+  const alternatives = (schema.oneOf ?? schema.anyOf) as Json[] | undefined;
+  if (alternatives) {
+    const misses = alternatives.map((s) => missing(doc, s, body));
+    return misses.find((m) => m.length === 0) ?? misses[0] ?? [];
+  }
+  const own = ((schema.required as string[] | undefined) ?? []).filter((name) => !(name in body));
+  const all = ((schema.allOf as Json[] | undefined) ?? []).flatMap((s) => missing(doc, s, body));
   return [...own, ...all];
 }

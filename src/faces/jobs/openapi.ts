@@ -93,7 +93,10 @@ export const OPENAPI = {
         summary: 'Answer a job waiting for input',
         requestBody: { required: true, content: json(ref('Answer')) },
         responses: {
-          '200': jobOk,
+          '200': {
+            description: 'The job document (to its owner), or its status only (to an approver it names)',
+            content: json({ oneOf: [ref('Job'), ref('ApproverAnswer')] }),
+          },
           '400': err('Invalid answer'),
           '404': err('No such job'),
           '409': err('The job waits for no input'),
@@ -182,6 +185,11 @@ export const OPENAPI = {
           reason: { enum: ['failed', 'rejected'] },
           result: { type: 'string', description: 'Once completed: the result path' },
         },
+      },
+      ApproverAnswer: {
+        type: 'object',
+        required: ['taskId', 'status'],
+        properties: { taskId: { type: 'string' }, status: { type: 'string' } },
       },
       JobWithResult: {
         allOf: [ref('Job'), ref('Result')],
