@@ -212,4 +212,22 @@ describe('taskhandle client commands', () => {
     const texts = events.map((e) => e.statusUpdate?.status.message?.parts?.[0]?.text);
     expect(texts).toContain('Interrupted by a restart; running again');
   });
+
+  it('submit --wait keeps polling through a server restart and exits 0 when the task completes', async () => {
+    const dbPath = tempDbPath();
+    const env = {
+      PORT: String(await freePort()),
+      LEASE_MS: '1000',
+      RUNNER_POLL_MS: '100',
+      SHUTDOWN_TIMEOUT_MS: '300',
+    };
+    const first = await up({ dbPath, env });
+    const waiting = start(['submit', 'sleep', '--input', '{"seconds":2}', '--wait'], first.url);
+    const id = await eventually(async () => lines(waiting.stdout())[0]);
+    await first.waitForState(id, 'TASK_STATE_WORKING');
+    await first.stop();
+    const second = await up({ dbPath, env });
+    expect(await waiting.exited).toBe(0);
+    expect((await getTask(second, id)).status.state).toBe('TASK_STATE_COMPLETED');
+  });
 });

@@ -60,6 +60,10 @@ export class A2AClient {
     } catch (err) {
       throw new CliError(EXIT.connection, `cannot reach ${this.endpoint}: ${causeOf(err)}`);
     }
+    if (res.status === 502 || res.status === 503 || res.status === 504) {
+      // A proxy in front of an agent that is restarting: as good as unreachable, and worth a retry.
+      throw new CliError(EXIT.connection, `${res.status} from ${this.endpoint}: the agent is unavailable`);
+    }
     if (res.status === 401 || res.status === 403) {
       const detail = await res.text().catch(() => '');
       throw new CliError(

@@ -53,14 +53,25 @@ function parseInput(raw: string | undefined): Json {
   return value as Json;
 }
 
-/** Polls GetTask (at the task's pollIntervalMs, 250 ms to 2 s) until it is terminal or waits for input. */
+/**
+ * Polls GetTask (at the task's pollIntervalMs, 250 ms to 2 s) until it is terminal or waits for
+ * input. An agent that cannot be reached (a restart) is polled on for up to a minute.
+ */
 async function waitFor(client: A2AClient, id: string, task: Json): Promise<Json> {
   let current = task;
+  let failingSince: number | undefined;
   while (!isSettled(String(current.status?.state))) {
     const hint = Number(handleOf(current).pollIntervalMs);
     const delay = Number.isFinite(hint) ? Math.min(Math.max(hint, 250), 2_000) : 1_000;
     await new Promise((r) => setTimeout(r, delay));
-    current = await client.call('GetTask', { id, historyLength: 0 });
+    try {
+      current = await client.call('GetTask', { id, historyLength: 0 });
+      failingSince = undefined;
+    } catch (e) {
+      if (!(e instanceof CliError) || e.exitCode !== EXIT.connection) throw e;
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > 60_000) throw e;
+    }
   }
   return current;
 }
