@@ -125,9 +125,10 @@ describe('taskhandle client commands', () => {
 
   it('list shows the caller own tasks (API key as a bearer token); a wrong token exits 4', async () => {
     const agent = await up({ apiKeys: { alice: 'acme', bob: 'acme' } });
+    // One after the other, so that b's last activity is surely the newer one (the list's order).
     const a = (await cli(agent, ['submit', 'sleep', '--input', '{"seconds":0.1}'])).stdout.trim();
-    const b = (await cli(agent, ['submit', 'export', '--input', '{"rows":2}'])).stdout.trim();
     await agent.waitForState(a, 'TASK_STATE_COMPLETED');
+    const b = (await cli(agent, ['submit', 'export', '--input', '{"rows":2}'])).stdout.trim();
     await agent.waitForState(b, 'TASK_STATE_COMPLETED');
 
     const listed = await cli(agent, ['list']);
