@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import { z } from 'zod';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
@@ -8,10 +8,10 @@ import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
 import { INBOX_PAGE } from './page.js';
-import { problem, STATUS_OF } from './problem.js';
 import { approverNameOf, toWaitingItem } from './waiting.js';
 
 export const INBOX_PATH = '/inbox';
@@ -71,18 +71,7 @@ export function inboxRouter(o: InboxOptions): express.Router {
   }
 
   const api = express.Router();
-  api.use(async (req: Request, res: Response, next: NextFunction) => {
-    res.set('Cache-Control', 'no-store');
-    const auth = await o.admit(req);
-    if (!auth.ok) {
-      const { status, headers, message } = auth.refusal;
-      problem(res.set(headers), status, message);
-      return;
-    }
-    res.locals.principal = auth.principal;
-    next();
-  });
-  const principalOf = (res: Response): Principal => res.locals.principal as Principal;
+  api.use(admitted(o.admit));
   const waiting = (p: Principal) => o.engine.waitingFor(ownerKey(p), approverNameOf(p), LIST_LIMIT);
 
   api.get('/waiting', async (_req, res) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { Engine, SendPolicy } from '../../engine/engine.js';
@@ -8,13 +8,12 @@ import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
-import { STATUS_OF } from '../inbox/problem.js';
+import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
 import { jobEvents } from './events.js';
 import { IDEMPOTENCY_METADATA, InFlightKeys, KEY_PATTERN, messageIdOf, payloadHash } from './idempotency.js';
 import { OPENAPI } from './openapi.js';
 import { parsePrefer } from './prefer.js';
-import { problem } from './problem.js';
 import { download } from './result.js';
 
 export type JobsAudit = (action: string, principal: Principal, taskId: string) => void;
@@ -58,18 +57,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
   });
 
   const jobs = express.Router();
-  jobs.use(async (req: Request, res: Response, next: NextFunction) => {
-    res.set('Cache-Control', 'no-store');
-    const auth = await o.admit(req);
-    if (!auth.ok) {
-      const { status, headers, message } = auth.refusal;
-      problem(res.set(headers), status, message);
-      return;
-    }
-    res.locals.principal = auth.principal;
-    next();
-  });
-  const principalOf = (res: Response): Principal => res.locals.principal as Principal;
+  jobs.use(admitted(o.admit));
   const ownerOf = (res: Response): string => ownerKey(principalOf(res));
   /** Wraps a handler: engine errors and refusals become problem documents. */
   const route =

@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type { Principal } from '../../auth/principal.js';
+import type { EngineErrorCode } from '../../engine/errors.js';
+import type { Admission } from '../a2a/admission.js';
+
+/** The HTTP status of each engine error on the plain-HTTP faces (jobs, inbox). */
+export const STATUS_OF: Record<EngineErrorCode, number> = {
+  'task-not-found': 404,
+  'task-not-cancelable': 409,
+  'unsupported-operation': 409,
+  'invalid-params': 400,
+  'unknown-skill': 400,
+  'shutting-down': 503,
+  'too-many-tasks': 429,
+  forbidden: 403,
+};
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
+
+/** An RFC 9457 problem response; `extra` adds extension members (e.g. the job's status). */
+export function problem(
+  res: Response,
+  status: number,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): void {
+  res
+    .status(status)
+    .type('application/problem+json')
+    .send(
+      JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra }),
+    );
+}
+
+/**
+ * Express middleware: admits the caller (401/429 as problem documents otherwise) and keeps its
+ * principal for the route, which reads it with {@link principalOf}.
+ */
+export function admitted(admit: (req: IncomingMessage) => Promise<Admission>) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    res.set('Cache-Control', 'no-store');
+    const auth = await admit(req);
+    if (!auth.ok) {
+      const { status, headers, message } = auth.refusal;
+      problem(res.set(headers), status, message);
+      return;
+    }
+    res.locals.principal = auth.principal;
+    next();
+  };
+}
+
+export const principalOf = (res: Response): Principal => res.locals.principal as Principal;
