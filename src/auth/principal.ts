@@ -1,3 +1,5 @@
+import type { SendPolicy } from '../engine/engine.js';
+
 /** Who is calling: an authenticated principal of a tenant, or the anonymous caller. */
 export interface Principal {
   /** The principal's id within its tenant (an API key's principal, a JWT's subject). */
@@ -19,3 +21,13 @@ export const ownerKey = (p: Principal): string =>
   p.via === 'anonymous'
     ? 'anonymous'
     : `${p.via}:${encodeURIComponent(p.tenant)}/${encodeURIComponent(p.id)}`;
+
+/** The name approver lists call a principal by ("tenant/principal"); none for the anonymous caller. */
+export const approverNameOf = (p: Principal): string | undefined =>
+  p.via === 'anonymous' ? undefined : `${p.tenant}/${p.id}`;
+
+/** What a principal may do when it sends: its skills, and the name approver lists know it by. */
+export const sendPolicyOf = (p: Principal): SendPolicy => ({
+  skills: p.skills,
+  approverName: approverNameOf(p),
+});

@@ -222,17 +222,18 @@ export class Engine {
     approverName?: string,
   ): Promise<SendResult> {
     for (let attempt = 0; attempt < FOLLOW_UP_RETRIES; attempt++) {
-      const found = await this.#store.getTask(taskId, this.now());
+      // One read gives the record to authorize against and the log whose history is bounded.
+      const found = await this.#store.getTaskWithLog(taskId, this.now());
+      if (!found) throw notFound(taskId);
+      const { record } = found;
       // Besides its owner, a task waiting for input hears from the approvers it names; to anyone
       // else it does not exist.
       const approver =
-        found !== undefined &&
-        found.owner !== owner &&
-        isInterrupted(found.state) &&
+        record.owner !== owner &&
+        isInterrupted(record.state) &&
         approverName !== undefined &&
-        (found.approvers ?? []).includes(approverName);
-      if (!found || (found.owner !== owner && !approver)) throw notFound(taskId);
-      const record = found;
+        (record.approvers ?? []).includes(approverName);
+      if (record.owner !== owner && !approver) throw notFound(taskId);
       if (approver) message = { ...message, metadata: { ...message.metadata, [ANSWERED_BY]: approverName } };
       if (isTerminal(record.state)) {
         throw new EngineError(
@@ -243,7 +244,7 @@ export class Engine {
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
       }
-      const { history } = await this.get(record.owner, taskId);
+      const { history } = foldView(record, found.log);
       if (history.length >= this.limits.maxHistoryMessages) {
         throw new EngineError(
           'unsupported-operation',

@@ -18,14 +18,8 @@ import type {
 } from '@a2a-js/sdk';
 import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import type { Principal } from '../../auth/principal.js';
-import {
-  type Engine,
-  type SendPolicy,
-  type SendResult,
-  type StreamItem,
-  settled,
-} from '../../engine/engine.js';
+import { type Principal, sendPolicyOf } from '../../auth/principal.js';
+import { type Engine, type SendResult, type StreamItem, settled } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
@@ -93,7 +87,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         toEngineMessage(params.message),
         params.metadata,
         this.#inlinePush(params, version),
-        policyOf(state.principal),
+        sendPolicyOf(state.principal),
       );
       this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
@@ -124,7 +118,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           toEngineMessage(params.message),
           params.metadata,
           this.#inlinePush(params, state.version),
-          policyOf(state.principal),
+          sendPolicyOf(state.principal),
         ),
       state.transport,
     );
@@ -322,12 +316,4 @@ async function guard<T>(work: () => Promise<T>, transport?: Transport): Promise<
   } catch (err) {
     throw toProtocolError(err, transport);
   }
-}
-
-/** What the caller may do: its skills, and the name approver lists know it by. */
-function policyOf(principal: Principal): SendPolicy {
-  return {
-    skills: principal.skills,
-    approverName: principal.via === 'anonymous' ? undefined : `${principal.tenant}/${principal.id}`,
-  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import { z } from 'zod';
-import { ownerKey, type Principal } from '../../auth/principal.js';
+import { approverNameOf, ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
@@ -12,7 +12,7 @@ import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
 import { INBOX_PAGE } from './page.js';
-import { approverNameOf, toWaitingItem } from './waiting.js';
+import { toWaitingItem } from './waiting.js';
 
 export const INBOX_PATH = '/inbox';
 
@@ -115,7 +115,7 @@ export function inboxRouter(o: InboxOptions): express.Router {
         { messageId: randomUUID(), role: 'ROLE_USER', taskId: id, parts },
         undefined,
         undefined,
-        { skills: principal.skills, approverName: approverNameOf(principal) },
+        sendPolicyOf(principal),
       );
       const state = result.kind === 'task' ? result.view.record.state : undefined;
       res.json({ id, state });

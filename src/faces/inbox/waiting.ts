@@ -18,10 +18,6 @@ export interface WaitingItem {
   role: 'owner' | 'approver';
 }
 
-/** The name approver lists call a principal by ("tenant/principal"); none for the anonymous caller. */
-export const approverNameOf = (p: Principal): string | undefined =>
-  p.via === 'anonymous' ? undefined : `${p.tenant}/${p.id}`;
-
 /**
  * An owner key made readable: "api-key:acme/alice" -> "acme/alice", a token's subject marked as
  * such ("acme/alice (token)"), "anonymous" as is.

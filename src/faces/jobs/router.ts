@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import { ownerKey, type Principal } from '../../auth/principal.js';
-import type { Engine, SendPolicy } from '../../engine/engine.js';
+import { ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
+import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
@@ -121,7 +121,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
           },
           key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
           undefined,
-          policyOf(principal),
+          sendPolicyOf(principal),
         );
         if (result.kind !== 'task')
           throw new Refused(422, `Skill "${payload.skill}" answers directly; use A2A for it`);
@@ -279,7 +279,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
       if (!parsed.success) throw new Refused(400, 'Send {"text": string} or {"data": ...}');
       const owner = ownerOf(res);
       const principal = principalOf(res);
-      const policy = policyOf(principal);
+      const policy = sendPolicyOf(principal);
       const current = await o.engine.get(owner, id, 0).catch(() => undefined);
       if (current && jobDocument(current.record).status !== 'input_required') {
         throw new Refused(409, `Job ${id} is ${jobDocument(current.record).status}; it waits for no input`);
@@ -306,12 +306,4 @@ export function jobsRouter(o: JobsOptions): express.Router {
   jobs.use((_req, res) => problem(res, 404, 'No such jobs endpoint'));
   router.use('/jobs', jobs);
   return router;
-}
-
-/** As the A2A face: the skills the principal may use, and the name approver lists call it by. */
-function policyOf(principal: Principal): SendPolicy {
-  return {
-    skills: principal.skills,
-    approverName: principal.via === 'anonymous' ? undefined : `${principal.tenant}/${principal.id}`,
-  };
 }
