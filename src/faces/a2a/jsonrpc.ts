@@ -100,7 +100,7 @@ export function jsonRpcEndpoint(
     if (version.version === '1.0' && envelope.method === 'GetTask') {
       const json = await pollFastPath(o, auth.principal, request.params);
       if (json !== undefined)
-        return sendText(res, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
+        return sendText(res, 200, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
     }
 
     const state = newCallState(req, res, {
@@ -196,18 +196,22 @@ async function pollFastPath(
   }
 }
 
-function sendText(res: ServerResponse, text: string): void {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, JSON.stringify(body), headers);
+}
+
+/** A JSON answer already serialized (the poll fast path splices cached JSON into its envelope). */
+function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(text),

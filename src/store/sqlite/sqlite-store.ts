@@ -360,8 +360,9 @@ export class SqliteStore implements TaskStore {
     });
   }
 
+  /** Recounts the task's webhooks in its row (one statement: the count comes back with RETURNING). */
   #countPushConfigs(taskId: string): number {
-    this.#q.countPushConfigs.run({ id: taskId });
-    return (this.#q.getTask.get(taskId, 0) as TaskRow | undefined)?.push_configs ?? 0;
+    const row = this.#q.countPushConfigs.get({ id: taskId }) as { push_configs: number } | undefined;
+    return row?.push_configs ?? 0;
   }
 }

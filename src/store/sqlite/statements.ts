@@ -135,7 +135,7 @@ const SQL = {
   deleteConfigNotifications:
     'DELETE FROM push_outbox WHERE task_id = ? AND config_id = ? AND dead_at IS NULL',
   countPushConfigs: `UPDATE tasks SET push_configs = (SELECT count(*) FROM push_configs WHERE task_id = @id)
-    WHERE id = @id`,
+    WHERE id = @id RETURNING push_configs`,
   // The event's notifications, in the transaction that logs it.
   queueNotifications: `INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
     SELECT task_id, id, @seq, @at, @at FROM push_configs
