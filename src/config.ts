@@ -26,6 +26,11 @@ const Env = z.object({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
   DATABASE_URL: z.string().min(1).default('sqlite:./data/taskhandle.db'),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,47}$/, 'must be a lower-case SQL name: a-z, 0-9 and _, at most 48 characters')
+    .default('public'),
+  DATABASE_POOL_MAX: int(1, 1000).default(10),
   SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENT_CARD_FILE: z.string().min(1).default(`${PACKAGE_ROOT}agent-card.json`),
@@ -80,7 +85,9 @@ export type Config = z.infer<typeof Env> & {
   keysDir: string;
 };
 
-export type DatabaseConfig = { kind: 'sqlite'; path: string };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'postgres'; url: string; schema: string; poolMax: number };
 
 /** A setting is wrong: the message names it, and the process stops before serving anything. */
 export class ConfigError extends Error {
@@ -95,7 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
     throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
   }
-  const database = parseDatabaseUrl(parsed.data.DATABASE_URL);
+  const database = parseDatabaseUrl(parsed.data);
   let pushPolicy: AddressPolicy;
   try {
     pushPolicy = parseAllowList(parsed.data.PUSH_ALLOW, parsed.data.PUSH_ALLOW_PUBLIC === 'true');
@@ -103,7 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUSH_ALLOW=${JSON.stringify(parsed.data.PUSH_ALLOW)}: ${(err as Error).message}`);
   }
   checkJwtSettings(parsed.data);
-  const beside = database.path === ':memory:' ? './data' : dirname(database.path);
+  const beside =
+    database.kind === 'sqlite' && database.path !== ':memory:' ? dirname(database.path) : './data';
   return { ...parsed.data, database, pushPolicy, keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys') };
 }
 
@@ -120,14 +128,29 @@ function checkJwtSettings(e: z.infer<typeof Env>): void {
   if (source && !e.JWT_AUDIENCE) throw new ConfigError('JWT_AUDIENCE: required when JWT verification is on');
 }
 
-/** `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; PostgreSQL comes with multi-instance support. */
-function parseDatabaseUrl(url: string): DatabaseConfig {
+/** `sqlite:<path>`, `sqlite::memory:`, `file:<path>`, or `postgres://...` (with its schema and pool size). */
+function parseDatabaseUrl(e: z.infer<typeof Env>): DatabaseConfig {
+  const url = e.DATABASE_URL;
   const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/.exec(url);
   if (match?.[1]) return { kind: 'sqlite', path: match[1] };
-  if (/^postgres(ql)?:/.test(url)) {
-    throw new ConfigError(`DATABASE_URL=${url}: PostgreSQL is not supported yet; use sqlite:<path>`);
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    if (!URL.canParse(url)) throw new ConfigError(`DATABASE_URL=${redactUrl(url)}: not a valid URL`);
+    return { kind: 'postgres', url, schema: e.DATABASE_SCHEMA, poolMax: e.DATABASE_POOL_MAX };
   }
   throw new ConfigError(
-    `DATABASE_URL=${url}: expected sqlite:<path> (for example sqlite:./data/taskhandle.db)`,
+    `DATABASE_URL=${redactUrl(url)}: expected sqlite:<path> (for example sqlite:./data/taskhandle.db) or postgres://user@host:5432/database`,
   );
+}
+
+/** The database as logs may show it: a password in the URL is masked. */
+export function describeDatabase(d: DatabaseConfig): Record<string, string> {
+  return d.kind === 'sqlite' ? d : { kind: d.kind, url: redactUrl(d.url), schema: d.schema };
+}
+
+function redactUrl(url: string): string {
+  if (!URL.canParse(url)) return url.replace(/:[^:@/]*@/, ':***@');
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+  return parsed.href;
 }

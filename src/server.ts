@@ -6,7 +6,7 @@ import express from 'express';
 import { type Logger, pino } from 'pino';
 import { openAuthenticator } from './auth/open.js';
 import { RateLimiter } from './auth/rate-limiter.js';
-import { type Config, ConfigError } from './config.js';
+import { type Config, ConfigError, describeDatabase } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
 import { anonymousTaskId } from './engine/ids.js';
@@ -28,8 +28,8 @@ import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
 import { commandSkill, loadCommands } from './skills/command.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
+import { openStore } from './store/open.js';
 import type { TaskStore } from './store/port.js';
-import { SqliteStore } from './store/sqlite/sqlite-store.js';
 
 export interface ServerOptions {
   config: Config;
@@ -58,10 +58,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { config } = options;
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   const operatorSkills = loadOperatorSkills(config);
-  const store: TaskStore = new SqliteStore({
-    path: config.database.path,
-    synchronous: config.SQLITE_SYNCHRONOUS,
-  });
   const offered = [...BUILTIN_SKILLS, ...operatorSkills, ...(options.skills ?? [])];
   if (!offered.some((s) => s.id === config.DEFAULT_SKILL)) {
     const ids = offered.map((s) => s.id).join(', ');
@@ -82,6 +78,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
   const admit = admission(authenticator, limiter);
+  // Opened once every other setting has passed: a refused start leaves no connection behind.
+  const store: TaskStore = await openStore(config, logger).catch((err: Error) => {
+    throw new ConfigError(`DATABASE_URL: cannot open the store (${err.message})`);
+  });
   const hub = new EventHub();
   const engine = new Engine({
     store,
@@ -245,7 +245,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   sweeper.start();
   dispatcher.start();
   logger.info(
-    { url, database: config.database, skills: skills.all().map((s) => s.id) },
+    { url, database: describeDatabase(config.database), skills: skills.all().map((s) => s.id) },
     'taskhandle listening',
   );
 

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { GuardedWrite, ListPage, MessageKey, TaskStore, WriteResult } from '../store/port.js';
+import type {
+  GuardedWrite,
+  ListPage,
+  MessageKey,
+  StoreChange,
+  TaskStore,
+  WriteResult,
+} from '../store/port.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import { uuidv7 } from './ids.js';
@@ -118,6 +125,7 @@ export class Engine {
     this.#maxActiveTasks = options.maxActiveTasks ?? 0;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.push = new PushConfigs(this.#store, this.now);
+    this.#store.watch((change) => this.#heard(change));
   }
 
   get store(): TaskStore {
@@ -488,6 +496,21 @@ export class Engine {
       }
     }
     if (result.record.pushConfigs > 0) for (const listener of this.#pushListeners) listener();
+  }
+
+  /** What another instance did to the shared store reaches this one's streams, waits, runner and inbox. */
+  #heard(change: StoreChange): void {
+    if (change.kind === 'missed') {
+      this.#hub.touchAll();
+      return;
+    }
+    if (change.kind === 'cancel-requested') {
+      for (const listener of this.#cancelListeners) listener(change.taskId);
+      return;
+    }
+    this.#hub.touch(change.taskId);
+    const { state } = change;
+    if (state) for (const listener of this.#statusListeners) listener(change.taskId, state);
   }
 
   #queued(): void {

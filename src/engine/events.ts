@@ -20,7 +20,7 @@ type Listener = (events: readonly LoggedEvent[]) => void;
 /**
  * In-process fan-out of committed events. The store is the source of truth; the hub only says
  * "the log of task X grew" and hands over the new entries so that subscribers rarely re-read them.
- * A store shared by several instances feeds the hub from its own notifications.
+ * A store shared by several instances feeds the hub from its own notifications ({@link touch}).
  */
 export class EventHub {
   readonly #listeners = new Map<string, Set<Listener>>();
@@ -42,6 +42,20 @@ export class EventHub {
 
   publish(taskId: string, events: readonly LoggedEvent[]): void {
     if (events.length === 0) return;
+    this.#call(taskId, events);
+  }
+
+  /** The task's log grew elsewhere (another instance): listeners hear it with no entries and read the store. */
+  touch(taskId: string): void {
+    this.#call(taskId, []);
+  }
+
+  /** Anything may have changed unheard: every listener re-reads the store. */
+  touchAll(): void {
+    for (const taskId of [...this.#listeners.keys()]) this.#call(taskId, []);
+  }
+
+  #call(taskId: string, events: readonly LoggedEvent[]): void {
     const set = this.#listeners.get(taskId);
     if (!set) return;
     for (const listener of [...set]) listener(events);

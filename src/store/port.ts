@@ -99,6 +99,17 @@ export interface LeaseStatus {
   cancelRequested: boolean;
 }
 
+/**
+ * A change made by another process sharing the store (another instance on the same database).
+ * Only a wake-up: the store stays the truth, and whoever hears it reads what changed.
+ */
+export type StoreChange =
+  /** The task's log grew; `state` is the last status those events set, if any. */
+  | { kind: 'events'; taskId: string; state?: TaskState }
+  | { kind: 'cancel-requested'; taskId: string }
+  /** Changes may have gone unheard (the connection that hears them dropped): re-read what you watch. */
+  | { kind: 'missed' };
+
 /** The persistence port of the engine. Every adapter must pass test/store-contract.ts unchanged. */
 export interface TaskStore {
   /**
@@ -162,6 +173,11 @@ export interface TaskStore {
   claimNotifications(now: number, leaseMs: number, limit: number): Promise<PendingNotification[]>;
   /** Records an attempt: delivered (removed), retry later, or dead-lettered (kept, never retried). */
   settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void>;
+  /**
+   * Calls `listener` for each change that other processes make to the store, from now until the
+   * returned function is called. A store that only this process writes (SQLite) never calls it.
+   */
+  watch(listener: (change: StoreChange) => void): () => void;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

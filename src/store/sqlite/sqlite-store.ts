@@ -21,20 +21,25 @@ import type {
   ListPage,
   MessageKey,
   NewTask,
+  StoreChange,
   TaskStamp,
   TaskStore,
   WriteResult,
 } from '../port.js';
-import { GroupCommit } from './group-commit.js';
-import { migrate } from './migrations.js';
-import { type EventRow, json, toLogged, toPushConfig, toPushConfigRow, toRecord } from './rows.js';
 import {
+  type EventRow,
+  json,
   type NotificationRow,
   type PushConfigRow,
-  prepareStatements,
-  type Statements,
   type TaskRow,
-} from './statements.js';
+  toLogged,
+  toPushConfig,
+  toPushConfigRow,
+  toRecord,
+} from '../rows.js';
+import { GroupCommit } from './group-commit.js';
+import { migrate } from './migrations.js';
+import { prepareStatements, type Statements } from './statements.js';
 import { WalSync } from './wal-sync.js';
 
 export interface SqliteOptions {
@@ -331,6 +336,11 @@ export class SqliteStore implements TaskStore {
         this.#q.retryNotification.run({ ...where, at: outcome.at, error: outcome.error });
       else this.#q.deadNotification.run({ ...where, at: outcome.at, error: outcome.error });
     });
+  }
+
+  /** One process owns the file (one connection, group commit): nobody else changes it. */
+  watch(_listener: (change: StoreChange) => void): () => void {
+    return () => {};
   }
 
   async ping(): Promise<void> {

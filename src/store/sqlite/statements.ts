@@ -1,48 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { TaskState } from '../../engine/task.js';
-
-export interface TaskRow {
-  id: string;
-  context_id: string;
-  owner: string;
-  skill: string;
-  state: TaskState;
-  status_message: string | null;
-  input: string | null;
-  metadata: string | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number;
-  ttl_ms: number;
-  poll_interval_ms: number;
-  progress: string | null;
-  last_seq: number;
-  attempts: number;
-  interruptions: number;
-  cancel_requested: number;
-  push_configs: number;
-  approvers: string | null;
-  input_deadline: number | null;
-}
-
-export interface PushConfigRow {
-  task_id: string;
-  id: string;
-  url: string;
-  token: string | null;
-  auth_scheme: string | null;
-  auth_credentials: string | null;
-  all_events: number;
-  format: string;
-  created_at: number;
-}
-
-export interface NotificationRow extends PushConfigRow {
-  config_id: string;
-  seq: number;
-  n_created_at: number;
-  attempts: number;
-}
 
 const LIST_WHERE = `owner = @owner AND expires_at > @now
   AND (@context_id IS NULL OR context_id = @context_id)

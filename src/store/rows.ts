@@ -1,9 +1,54 @@
-import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
-import type { PushConfig } from '../../engine/push.js';
-import type { TaskRecord } from '../../engine/task.js';
-import type { PushConfigRow, TaskRow } from './statements.js';
+import type { LoggedEvent, TaskEvent } from '../engine/events.js';
+import type { PushConfig } from '../engine/push.js';
+import type { TaskRecord, TaskState } from '../engine/task.js';
 
-/** Conversions between SQLite rows and the engine's records. */
+/**
+ * The rows of both SQL adapters and their conversions to the engine's records: both schemas keep
+ * JSON documents as text and flags as 0/1 integers, so one mapping serves SQLite and PostgreSQL.
+ */
+
+export interface TaskRow {
+  id: string;
+  context_id: string;
+  owner: string;
+  skill: string;
+  state: TaskState;
+  status_message: string | null;
+  input: string | null;
+  metadata: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  ttl_ms: number;
+  poll_interval_ms: number;
+  progress: string | null;
+  last_seq: number;
+  attempts: number;
+  interruptions: number;
+  cancel_requested: number;
+  push_configs: number;
+  approvers: string | null;
+  input_deadline: number | null;
+}
+
+export interface PushConfigRow {
+  task_id: string;
+  id: string;
+  url: string;
+  token: string | null;
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+  all_events: number;
+  format: string;
+  created_at: number;
+}
+
+export interface NotificationRow extends PushConfigRow {
+  config_id: string;
+  seq: number;
+  n_created_at: number;
+  attempts: number;
+}
 
 export interface EventRow {
   seq: number;

@@ -1,0 +1,142 @@
+import type pg from 'pg';
+import { TASK_STATES } from '../../engine/task.js';
+
+/**
+ * Versioned schema changes, applied in order, each in its own transaction. Never edit a shipped one.
+ * The schema mirrors SQLite's (JSON as text, flags as 0/1) so both adapters share one row mapping;
+ * times are Unix milliseconds in bigint columns.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'tasks, event log, message ids, push configs and outbox',
+    sql: `
+CREATE TABLE tasks (
+  id               text PRIMARY KEY,
+  context_id       text NOT NULL,
+  owner            text NOT NULL,
+  skill            text NOT NULL,
+  state            text NOT NULL CHECK (state IN (${TASK_STATES.map((s) => `'${s}'`).join(', ')})),
+  status_message   text,
+  input            text,
+  metadata         text,
+  created_at       bigint NOT NULL,
+  updated_at       bigint NOT NULL,
+  expires_at       bigint NOT NULL,
+  ttl_ms           bigint NOT NULL,
+  poll_interval_ms integer NOT NULL,
+  progress         text,
+  last_seq         integer NOT NULL DEFAULT 0,
+  attempts         integer NOT NULL DEFAULT 0,
+  interruptions    integer NOT NULL DEFAULT 0,
+  lease_owner      text,
+  lease_token      text,
+  lease_expires_at bigint,
+  cancel_requested smallint NOT NULL DEFAULT 0,
+  push_configs     integer NOT NULL DEFAULT 0,
+  approvers        text,
+  input_deadline   bigint
+);
+CREATE INDEX tasks_by_owner ON tasks (owner, updated_at DESC, id DESC);
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+-- The claim queries' own partial indexes: their cost follows the active tasks, not the stored ones.
+CREATE INDEX tasks_queued ON tasks (created_at) WHERE state = 'submitted';
+CREATE INDEX tasks_leased ON tasks (lease_expires_at) WHERE state = 'working';
+CREATE INDEX tasks_active_by_owner ON tasks (owner)
+  WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
+CREATE INDEX tasks_input_deadline ON tasks (input_deadline) WHERE state = 'input-required';
+CREATE INDEX tasks_waiting ON tasks (updated_at) WHERE state = 'input-required';
+
+CREATE TABLE events (
+  task_id text NOT NULL,
+  seq     integer NOT NULL,
+  kind    text NOT NULL CHECK (kind IN ('status', 'progress', 'artifact', 'message')),
+  at      bigint NOT NULL,
+  payload text NOT NULL,
+  PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE message_ids (
+  owner      text NOT NULL,
+  message_id text NOT NULL,
+  task_id    text NOT NULL,
+  PRIMARY KEY (owner, message_id)
+);
+CREATE INDEX message_ids_by_task ON message_ids (task_id);
+
+CREATE TABLE push_configs (
+  task_id          text NOT NULL,
+  id               text NOT NULL,
+  url              text NOT NULL,
+  token            text,
+  auth_scheme      text,
+  auth_credentials text,
+  all_events       smallint NOT NULL,
+  format           text NOT NULL,
+  created_at       bigint NOT NULL,
+  PRIMARY KEY (task_id, id)
+);
+
+-- One row per notification still to deliver (or dead-lettered): written in the statement that logs
+-- the event it announces, deleted once delivered.
+CREATE TABLE push_outbox (
+  task_id         text NOT NULL,
+  config_id       text NOT NULL,
+  seq             integer NOT NULL,
+  created_at      bigint NOT NULL,
+  next_attempt_at bigint NOT NULL,
+  attempts        integer NOT NULL DEFAULT 0,
+  leased_until    bigint NOT NULL DEFAULT 0,
+  last_error      text,
+  dead_at         bigint,
+  PRIMARY KEY (task_id, config_id, seq)
+);
+CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS NULL;
+`,
+  },
+];
+
+/**
+ * Creates the schema if needed and applies the migrations it has not seen, under an advisory lock:
+ * instances that start together wait for each other instead of racing to create the same tables.
+ */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<void> {
+  const quoted = quoteIdent(schema);
+  // Session-level, keyed by the schema: two clusters in one database migrate independently.
+  await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`taskhandle.migrate.${schema}`]);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations
+        (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
+    );
+    const { rows } = await client.query<{ version: number }>(
+      `SELECT version FROM ${quoted}.schema_migrations`,
+    );
+    const applied = new Set(rows.map((r) => r.version));
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL search_path TO ${quoted}`);
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          m.version,
+          m.name,
+          Date.now(),
+        ]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [
+      `taskhandle.migrate.${schema}`,
+    ]);
+  }
+}
+
+/** A schema name as a quoted SQL identifier (config allows only [A-Za-z0-9_], this is the second guard). */
+export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;

@@ -1,0 +1,180 @@
+/**
+ * Every statement of the PostgreSQL adapter. Each has a name, so each connection of the pool parses
+ * and plans it once. Writes that belong together are one statement (data-modifying CTEs): one round
+ * trip, one snapshot, atomic without an explicit transaction. `pg_notify` in RETURNING tells the
+ * other instances, at commit and only if it commits, that a task's log grew.
+ */
+
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+const ACTIVE = "('submitted', 'working', 'input-required', 'auth-required')";
+
+const LIST_WHERE = `owner = $1 AND expires_at > $2
+  AND ($3::text IS NULL OR context_id = $3)
+  AND ($4::text IS NULL OR state = $4)
+  AND ($5::bigint IS NULL OR updated_at > $5)`;
+
+const SQL = {
+  findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
+    WHERE m.owner = $1 AND m.message_id = $2`,
+  // Forgets the message id only while it still names the expired task: a concurrent create that
+  // already made a new task with it keeps it.
+  forgetMessageId: 'DELETE FROM message_ids WHERE owner = $1 AND message_id = $2 AND task_id = $3',
+  /** Serializes the creates of one owner near its limit (see PostgresStore.createTask). */
+  lockOwner: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.owner.' || $1, 0))",
+  // $1 id, $2 context_id, $3 owner, $4 skill, $5 input, $6 metadata, $7 created_at, $8 expires_at,
+  // $9 ttl_ms, $10 poll_interval_ms, $11 message_id, $12 kinds, $13 payloads, $14 the owner's limit
+  // of unfinished tasks (null: none), $15 how far below it a create must stay.
+  // The message id goes first: a second create with it (here or on another instance) waits for this
+  // one on the primary key, then inserts nothing, and so neither does the rest of the statement.
+  // The row that comes back always carries the owner's count (`active`), with the task if made.
+  createTask: `WITH cnt AS (SELECT count(*)::int AS n FROM (SELECT 1 FROM tasks WHERE owner = $3::text
+        AND state IN ${ACTIVE} AND expires_at > $7::bigint LIMIT COALESCE($14::int, 0)) a),
+    m AS (INSERT INTO message_ids (owner, message_id, task_id)
+      SELECT $3::text, $11::text, $1::text FROM cnt WHERE $14::int IS NULL OR cnt.n + $15::int < $14::int
+      ON CONFLICT DO NOTHING RETURNING task_id),
+    u AS (INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
+        expires_at, ttl_ms, poll_interval_ms, last_seq)
+      SELECT $1::text, $2::text, $3::text, $4::text, 'submitted', $5::text, $6::text, $7::bigint, $7::bigint,
+        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]) FROM m
+      RETURNING *),
+    e AS (INSERT INTO events (task_id, seq, kind, at, payload)
+      SELECT u.id, x.ord, x.kind, $7::bigint, x.payload
+      FROM u, unnest($12::text[], $13::text[]) WITH ORDINALITY AS x(kind, payload, ord))
+    SELECT cnt.n AS active, u.* FROM cnt LEFT JOIN u ON true`,
+  getTask: 'SELECT * FROM tasks WHERE id = $1 AND expires_at > $2',
+  getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = $1 AND expires_at > $2',
+  // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
+  // document built from the stored payloads, parsed once.
+  getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(
+        '{"seq":' || seq || ',"at":' || at || ',"event":' || payload || '}', ',' ORDER BY seq) || ']'
+      FROM events WHERE task_id = t.id AND kind <> 'progress') AS log
+    FROM tasks t WHERE id = $1 AND expires_at > $2`,
+  // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
+  // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
+  // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice.
+  // One guarded statement per write: state, lease, event counter, log and outbox move together.
+  guardedWrite: `WITH u AS (UPDATE tasks SET
+      state = COALESCE($3, state),
+      status_message = CASE WHEN $3::text IS NULL THEN status_message ELSE $4 END,
+      progress = COALESCE($5, progress),
+      poll_interval_ms = COALESCE($6, poll_interval_ms),
+      updated_at = $10,
+      last_seq = last_seq + $9,
+      approvers = CASE WHEN $3::text IS NULL THEN approvers ELSE $11 END,
+      input_deadline = CASE WHEN $3::text IS NULL THEN input_deadline ELSE $12 END,
+      lease_owner = CASE WHEN $8 THEN NULL ELSE lease_owner END,
+      lease_token = CASE WHEN $8 THEN NULL ELSE lease_token END,
+      lease_expires_at = CASE WHEN $8 THEN NULL ELSE lease_expires_at END
+    WHERE id = $1 AND state = ANY($2::text[]) AND ($7::text IS NULL OR lease_token = $7)
+    RETURNING *),
+  e AS (INSERT INTO events (task_id, seq, kind, at, payload)
+    SELECT u.id, u.last_seq - $9 + x.ord, x.kind, $10, x.payload
+    FROM u, unnest($13::text[], $14::text[]) WITH ORDINALITY AS x(kind, payload, ord)),
+  o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
+    SELECT u.id, c.id, u.last_seq - $9 + x.ord, $10, $10
+    FROM u JOIN push_configs c ON c.task_id = u.id, generate_series(1, $9) AS x(ord)
+    WHERE u.push_configs > 0 AND (c.all_events = 1 OR x.ord = ANY($15::int[])))
+  SELECT u.*, pg_notify($16, $17) FROM u`,
+  insertMessageId: `INSERT INTO message_ids (owner, message_id, task_id) VALUES ($1, $2, $3)
+    ON CONFLICT DO NOTHING RETURNING task_id`,
+  listTasks: `SELECT * FROM tasks WHERE ${LIST_WHERE}
+      AND ($6::bigint IS NULL OR updated_at < $6 OR (updated_at = $6 AND id < $7))
+    ORDER BY updated_at DESC, id DESC LIMIT $8`,
+  countTasks: `SELECT count(*)::int AS total FROM tasks WHERE ${LIST_WHERE}`,
+  readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+  // SKIP LOCKED: runners of several instances claim at once without waiting on each other, and the
+  // row lock (rechecked against the row as committed) gives each task to one of them.
+  // $1 now, $2 limit, $3 worker, $4 lease until.
+  claimOrphans: `WITH c AS (SELECT id FROM tasks
+      WHERE state = 'working' AND lease_expires_at < $1 AND expires_at > $1
+      ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    UPDATE tasks t SET lease_owner = $3, lease_token = gen_random_uuid()::text, lease_expires_at = $4,
+      attempts = t.attempts + 1,
+      -- a released lease (0) was a graceful shutdown; an expired one means its runner died
+      interruptions = t.interruptions + CASE WHEN t.lease_expires_at > 0 THEN 1 ELSE 0 END
+    FROM c WHERE t.id = c.id
+    RETURNING t.*`,
+  // $1 now, $2 limit, $3 worker, $4 lease until, $5 the working status payload, $6 channel,
+  // $7 notice prefix.
+  claimQueued: `WITH c AS (SELECT id FROM tasks WHERE state = 'submitted' AND expires_at > $1
+      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    u AS (UPDATE tasks t SET lease_owner = $3, lease_token = gen_random_uuid()::text,
+        lease_expires_at = $4, attempts = t.attempts + 1, state = 'working', status_message = NULL,
+        updated_at = $1, last_seq = t.last_seq + 1
+      FROM c WHERE t.id = c.id
+      RETURNING t.*),
+    e AS (INSERT INTO events (task_id, seq, kind, at, payload) SELECT id, last_seq, 'status', $1, $5 FROM u),
+    o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
+      SELECT u.id, p.id, u.last_seq, $1, $1 FROM u JOIN push_configs p ON p.task_id = u.id
+      WHERE u.push_configs > 0 AND p.all_events = 1)
+    SELECT u.*, pg_notify($6, $7 || u.id || ' working') FROM u ORDER BY u.created_at`,
+  renewLease: `UPDATE tasks SET lease_expires_at = $4
+    WHERE id = $1 AND lease_token = $2 AND state = 'working' AND expires_at > $3
+    RETURNING cancel_requested`,
+  releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
+    WHERE id = $1 AND lease_token = $2`,
+  requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = $1 RETURNING pg_notify($2, $3)',
+  waiting: `SELECT * FROM tasks WHERE state = 'input-required' AND expires_at > $3
+      AND (owner = $1 OR ($2::text IS NOT NULL AND approvers::jsonb ? $2))
+    ORDER BY updated_at LIMIT $4`,
+  overdueInputs: `SELECT * FROM tasks WHERE state = 'input-required' AND input_deadline <= $1
+    ORDER BY input_deadline LIMIT $2`,
+  // Instances sweep at once: each deletes the expired tasks that no other sweep has locked.
+  deleteExpired: `WITH doomed AS (SELECT id FROM tasks WHERE expires_at <= $1
+      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    a AS (DELETE FROM events WHERE task_id IN (SELECT id FROM doomed)),
+    b AS (DELETE FROM message_ids WHERE task_id IN (SELECT id FROM doomed)),
+    c AS (DELETE FROM push_configs WHERE task_id IN (SELECT id FROM doomed)),
+    d AS (DELETE FROM push_outbox WHERE task_id IN (SELECT id FROM doomed))
+    DELETE FROM tasks WHERE id IN (SELECT id FROM doomed) RETURNING id`,
+  /** Taken before a webhook changes: the recount that follows sees every other change committed. */
+  lockTask: 'SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE',
+  putPushConfig: `INSERT INTO push_configs
+      (task_id, id, url, token, auth_scheme, auth_credentials, all_events, format, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
+      auth_scheme = excluded.auth_scheme, auth_credentials = excluded.auth_credentials,
+      all_events = excluded.all_events, format = excluded.format, created_at = excluded.created_at`,
+  getPushConfig: 'SELECT * FROM push_configs WHERE task_id = $1 AND id = $2',
+  listPushConfigs: 'SELECT * FROM push_configs WHERE task_id = $1 ORDER BY created_at, id',
+  deletePushConfig: 'DELETE FROM push_configs WHERE task_id = $1 AND id = $2',
+  deleteConfigNotifications:
+    'DELETE FROM push_outbox WHERE task_id = $1 AND config_id = $2 AND dead_at IS NULL',
+  countPushConfigs: `UPDATE tasks SET push_configs = (SELECT count(*) FROM push_configs WHERE task_id = $1)
+    WHERE id = $1 RETURNING push_configs`,
+  // A created task's notifications, for the webhooks given with its first message.
+  queueNotifications: `INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
+    SELECT c.task_id, c.id, x.seq, $2, $2 FROM push_configs c, unnest($3::int[], $4::int[]) AS x(seq, notable)
+    WHERE c.task_id = $1 AND (c.all_events = 1 OR x.notable = 1)`,
+  // Head of line per webhook: a notification is due only when no older one of its (task, config)
+  // is still undelivered (dead letters do not block). Of the due ones, each instance leases those
+  // no other instance has locked.
+  claimNotifications: `WITH due AS (SELECT o.task_id, o.config_id, o.seq FROM push_outbox o
+      WHERE o.dead_at IS NULL AND o.next_attempt_at <= $1 AND o.leased_until <= $1
+        AND NOT EXISTS (SELECT 1 FROM push_outbox p WHERE p.task_id = o.task_id
+          AND p.config_id = o.config_id AND p.seq < o.seq AND p.dead_at IS NULL)
+      ORDER BY o.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+    l AS (UPDATE push_outbox o SET leased_until = $3, attempts = o.attempts + 1
+      FROM due WHERE o.task_id = due.task_id AND o.config_id = due.config_id AND o.seq = due.seq
+      RETURNING o.task_id, o.config_id, o.seq, o.created_at, o.attempts, o.next_attempt_at)
+    SELECT l.config_id, l.seq, l.created_at AS n_created_at, l.attempts, c.*
+    FROM l JOIN push_configs c ON c.task_id = l.task_id AND c.id = l.config_id
+    ORDER BY l.next_attempt_at`,
+  deliveredNotification: 'DELETE FROM push_outbox WHERE task_id = $1 AND config_id = $2 AND seq = $3',
+  retryNotification: `UPDATE push_outbox SET next_attempt_at = $4, leased_until = 0, last_error = $5
+    WHERE task_id = $1 AND config_id = $2 AND seq = $3`,
+  deadNotification: `UPDATE push_outbox SET dead_at = $4, leased_until = 0, last_error = $5
+    WHERE task_id = $1 AND config_id = $2 AND seq = $3`,
+  ping: 'SELECT 1',
+} as const;
+
+export type Statements = { readonly [K in keyof typeof SQL]: Statement };
+
+/** The statements, named `taskhandle_<key>` (prepared once per connection, on first use). */
+export const STATEMENTS: Statements = Object.fromEntries(
+  Object.entries(SQL).map(([key, text]) => [key, { name: `taskhandle_${key}`, text }]),
+) as unknown as Statements;
