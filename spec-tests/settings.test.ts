@@ -19,6 +19,8 @@ describe('settings', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
     ['DATABASE_URL', 'postgres://db/tasks'],
+    ['DATABASE_SCHEMA', 'Bad-Name'],
+    ['DATABASE_POOL_MAX', '0'],
     ['LEASE_MS', '5'],
     ['PUBLIC_URL', 'ftp://example.com'],
     ['MAX_BODY_BYTES', 'lots'],
@@ -29,6 +31,16 @@ describe('settings', () => {
     expect(code).toBe(78); // EX_CONFIG
     expect(stderr).toContain(`${name}=`);
     expect(stderr).toContain(value);
+  });
+
+  it('a PostgreSQL that cannot be reached stops the start, naming it without its password', async () => {
+    const { code, stderr } = await serveExpectingExit({
+      DATABASE_URL: 'postgres://taskhandle:s3cret@127.0.0.1:1/tasks',
+    });
+    expect(code).toBe(78);
+    expect(stderr).toContain('DATABASE_URL=postgres://taskhandle:***@127.0.0.1:1/tasks');
+    expect(stderr).toContain('ECONNREFUSED');
+    expect(stderr).not.toContain('s3cret');
   });
 
   it('a port already taken stops the start with a message naming HOST and PORT', async () => {

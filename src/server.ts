@@ -80,7 +80,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const admit = admission(authenticator, limiter);
   // Opened once every other setting has passed: a refused start leaves no connection behind.
   const store: TaskStore = await openStore(config, logger).catch((err: Error) => {
-    throw new ConfigError(`DATABASE_URL: cannot open the store (${err.message})`);
+    const where = describeDatabase(config.database);
+    throw new ConfigError(`DATABASE_URL=${where.url ?? where.path}: cannot open the store (${err.message})`);
   });
   const hub = new EventHub();
   const engine = new Engine({

@@ -12,7 +12,7 @@ import {
   thrown,
   waitForState,
 } from './engine-harness.js';
-import { tempDirs } from './helpers.js';
+import { tempDirs, waitFor } from './helpers.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
@@ -88,6 +88,11 @@ describe('approvals: durable waits for a person', () => {
     await answer(forBob, 'approve', BOB);
     await waitForState(h.engine, forBob, 'completed');
     expect(await h.engine.waitingFor(BOB.owner, BOB.approverName)).toEqual([]);
+    // Listeners hear a change once it is durable, which can be after a poll already read it.
+    await waitFor(
+      () => states.includes('completed') || undefined,
+      () => `the status listener to hear completed (heard ${states.join(', ')})`,
+    );
     expect(states).toEqual(expect.arrayContaining(['submitted', 'working', 'completed']));
     stop();
   });

@@ -56,6 +56,8 @@ const types = {
     oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+const CONNECT_TIMEOUT_MS = 10_000;
+
 const WORKING_STATUS = JSON.stringify({ kind: 'status', state: 'working' } satisfies TaskEvent);
 
 /**
@@ -81,6 +83,8 @@ export class PostgresStore implements TaskStore {
       options: `-c search_path=${o.schema}`,
       types,
       application_name: 'taskhandle',
+      // An unreachable server fails the start (or a request) instead of hanging it.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     };
     this.#pool = new pg.Pool({ ...config, max: o.poolMax });
     // An idle connection that breaks (server restart) is dropped by the pool; the next query opens a new one.
