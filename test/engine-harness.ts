@@ -57,17 +57,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     hub,
     engine,
     startRunner(options = {}) {
-      const runner = new Runner({
-        engine,
-        workerId: `test-${randomUUID().slice(0, 8)}`,
-        concurrency: 4,
-        leaseMs: 5000,
-        pollMs: 20,
-        maxInterruptions: 3,
-        logger,
-        ...options,
-      });
-      runner.start();
+      const runner = startRunner(engine, options);
       runners.push(runner);
       return runner;
     },
@@ -76,6 +66,25 @@ export function harness(dir: string, o: HarnessOptions): Harness {
       await store.close();
     },
   };
+}
+
+/** A started runner of `engine` with test-friendly defaults (short polls, a 5 s lease); stop it yourself. */
+export function startRunner(
+  engine: Engine,
+  options: Partial<Omit<RunnerOptions, 'engine' | 'logger'>> = {},
+): Runner {
+  const runner = new Runner({
+    engine,
+    workerId: `test-${randomUUID().slice(0, 8)}`,
+    concurrency: 4,
+    leaseMs: 5000,
+    pollMs: 20,
+    maxInterruptions: 3,
+    logger,
+    ...options,
+  });
+  runner.start();
+  return runner;
 }
 
 export const text = (t: string, extra: Partial<Message> = {}): Message => ({

@@ -5,10 +5,10 @@ import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../sp
 import { Engine } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
 import { SkillRegistry } from '../src/engine/registry.js';
-import { Runner, type RunnerOptions } from '../src/engine/runner.js';
+import type { Runner, RunnerOptions } from '../src/engine/runner.js';
 import type { StoreChange } from '../src/store/port.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { call, logger, OWNER, submit, textOf, waitForState } from './engine-harness.js';
+import { call, logger, OWNER, startRunner, submit, textOf, waitForState } from './engine-harness.js';
 import { waitFor } from './helpers.js';
 import { type TestSkills, testSkills } from './skills.js';
 import { newTask, T0 } from './store-contract/context.js';
@@ -39,17 +39,7 @@ async function instance(): Promise<Instance> {
     store,
     engine,
     startRunner(o = {}) {
-      const runner = new Runner({
-        engine,
-        workerId: `test-${randomUUID().slice(0, 8)}`,
-        concurrency: 4,
-        leaseMs: 5000,
-        pollMs: 20,
-        maxInterruptions: 3,
-        logger,
-        ...o,
-      });
-      runner.start();
+      const runner = startRunner(engine, o);
       runners.push(runner);
       return runner;
     },
