@@ -155,7 +155,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.disable('x-powered-by');
   app.get('/.well-known/agent-card.json', serveCard(currentCard));
   // The public keys that verify our webhook notifications' signatures.
-  app.get('/.well-known/jwks.json', (_req, res) => {
+  app.get('/.well-known/jwks.json', async (_req, res) => {
+    // The folder is read now (when it changed), not at the next timer: a key that another instance or
+    // `keys rotate` just wrote, and may already sign with, is published by every instance at once.
+    await keys
+      ?.reload()
+      .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
     res.set('Cache-Control', 'public, max-age=60').json(keys?.jwks());
   });
   app.get('/healthz', async (_req, res) => {
