@@ -64,6 +64,11 @@ export interface LaunchOptions {
    */
   apiKeys?: Record<string, string>;
   /**
+   * An API keys file written by `writeApiKeys`, used instead of a new one from `apiKeys`: instances
+   * of one cluster must all accept the same keys.
+   */
+  apiKeysFile?: { file: string; keys: Record<string, string> };
+  /**
    * Whom `agent` calls as: a principal of `apiKeys` (default: the first), or null for nobody
    * (no credentials; `agent.as(...)` picks one per call).
    */
@@ -153,7 +158,7 @@ export const serveExpectingExit = (env: Record<string, string>) => runCli(['serv
 /** Starts the real server (the built CLI) on a free port with its own database. */
 export async function launch(o: LaunchOptions = {}): Promise<Agent> {
   const dbPath = o.dbPath ?? tempDbPath();
-  const apiKeys = o.apiKeys && writeApiKeys(o.apiKeys);
+  const apiKeys = o.apiKeysFile ?? (o.apiKeys && writeApiKeys(o.apiKeys));
   const proc = spawn(process.execPath, [MAIN, 'serve', ...(o.conformance ? ['--conformance'] : [])], {
     env: {
       ...process.env,

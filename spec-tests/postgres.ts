@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** The PostgreSQL the multi-instance tests use: TEST_DATABASE_URL, else the local one CI starts. */
+/** The PostgreSQL the store and multi-instance tests use: TEST_DATABASE_URL, else the local one CI starts. */
 export const postgresUrl: string = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** The URL without its password, fit for a log line. */
@@ -18,7 +18,7 @@ export async function whyNoPostgres(url = postgresUrl): Promise<string | undefin
     await client.query('SELECT 1');
     return undefined;
   } catch (err) {
-    return `PostgreSQL unreachable at ${shown(url)} (${(err as Error).message}): multi-instance tests skipped (set TEST_DATABASE_URL, or start PostgreSQL as .ci/run does)`;
+    return `PostgreSQL unreachable at ${shown(url)} (${(err as Error).message}): its PostgreSQL tests skipped (set TEST_DATABASE_URL, or start PostgreSQL as .ci/run does)`;
   } finally {
     await client.end().catch(() => {});
   }
