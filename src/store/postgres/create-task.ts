@@ -1,0 +1,96 @@
+import { EngineError } from '../../engine/errors.js';
+import { notifiesByDefault } from '../../engine/push.js';
+import type { NewTask, WriteResult } from '../port.js';
+import { json, type TaskRow, toRecord } from '../rows.js';
+import type { Db } from './db.js';
+import { type Encoded, encode, logged, pushValues } from './params.js';
+import { STATEMENTS as Q } from './statements.js';
+
+type Inserted =
+  | { kind: 'created'; result: WriteResult }
+  /** The message id names a task already (or a create of it is racing this one). */
+  | { kind: 'taken' }
+  | { kind: 'too-many'; active: number }
+  /** Within `slack` of the owner's limit: only a create holding the owner's lock may decide. */
+  | { kind: 'near-limit' };
+
+/**
+ * Inserts a task with its events (and the webhooks given with its first message), or returns the
+ * task its (owner, messageId) already made, unless that one has expired. The owner's limit of
+ * unfinished tasks (`maxActive`) is counted in the insert's own statement: first without a lock,
+ * refused within `maxConnections` of the limit (however many creates run at once, they cannot pass
+ * it together); near the limit, the creates of one owner take an advisory lock, one at a time.
+ */
+export async function createTask(
+  db: Db,
+  maxConnections: number,
+  task: NewTask,
+): Promise<{ result: WriteResult; created: boolean }> {
+  const events = encode(task.events);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let outcome = await insertTask(db, task, events, maxConnections);
+    if (outcome.kind === 'near-limit') outcome = await insertTask(db, task, events, 0);
+    if (outcome.kind === 'created') return { result: outcome.result, created: true };
+    const row = await db.one<TaskRow>(Q.findByMessageId, [task.owner, task.messageId]);
+    if (row && row.expires_at > task.createdAt) {
+      return { result: { record: toRecord(row), events: [] }, created: false };
+    }
+    if (row) {
+      // The task this message made has expired and waits for the sweeper: the messageId is free again.
+      await db.query(Q.forgetMessageId, [task.owner, task.messageId, row.id]);
+      continue;
+    }
+    if (outcome.kind === 'too-many') {
+      throw new EngineError(
+        'too-many-tasks',
+        `You have ${outcome.active} unfinished tasks, the most allowed; wait for one to end`,
+      );
+    }
+    // The message id was taken by a create that then failed, or was swept meanwhile: try again.
+  }
+  throw new Error(`createTask: message id ${task.messageId} kept changing hands`);
+}
+
+/** One attempt; `slack` 0 means: under the owner's lock, decide exactly. */
+async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number): Promise<Inserted> {
+  const max = task.maxActive;
+  const locked = max !== undefined && slack === 0;
+  const values = [
+    task.id,
+    task.contextId,
+    task.owner,
+    task.skill,
+    json(task.input),
+    json(task.metadata),
+    task.createdAt,
+    task.expiresAt,
+    task.ttlMs,
+    task.pollIntervalMs,
+    task.messageId,
+    events.kinds,
+    events.payloads,
+    max ?? null,
+    slack,
+  ];
+  const configs = task.pushConfigs ?? [];
+  const row = await db.maybeTransaction(locked || configs.length > 0, async (client) => {
+    if (locked) await client.query({ ...Q.lockOwner, values: [task.owner] });
+    const r = (await client.query<TaskRow & { active: number }>({ ...Q.createTask, values })).rows[0];
+    if (!r || r.id === null || configs.length === 0) return r;
+    for (const config of configs) await client.query({ ...Q.putPushConfig, values: pushValues(config) });
+    const seqs = task.events.map((_, i) => i + 1);
+    const notable = task.events.map((e) => (notifiesByDefault(e) ? 1 : 0));
+    await client.query({ ...Q.queueNotifications, values: [task.id, task.createdAt, seqs, notable] });
+    const counted = await client.query<{ push_configs: number }>({
+      ...Q.countPushConfigs,
+      values: [task.id],
+    });
+    return { ...r, push_configs: counted.rows[0]?.push_configs ?? 0 };
+  });
+  if (row && row.id !== null) {
+    return { kind: 'created', result: { record: toRecord(row), events: logged(row, 1, task.events) } };
+  }
+  const active = row?.active ?? 0;
+  if (max === undefined || active + slack < max) return { kind: 'taken' };
+  return active >= max ? { kind: 'too-many', active } : { kind: 'near-limit' };
+}
