@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeDatabase, loadConfig } from '../src/config.js';
+
+describe('loadConfig: the store', () => {
+  it('defaults to the SQLite file under ./data, with the signing keys beside it', () => {
+    const c = loadConfig({});
+    expect(c.database).toEqual({ kind: 'sqlite', path: './data/taskhandle.db' });
+    expect(c.keysDir).toBe('data/keys');
+  });
+
+  it('takes a postgres:// URL with its schema and pool size; keys default to ./data/keys', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgresql://app@db.internal:5432/tasks?sslmode=require',
+      DATABASE_SCHEMA: 'cluster_1',
+      DATABASE_POOL_MAX: '20',
+    });
+    expect(c.database).toEqual({
+      kind: 'postgres',
+      url: 'postgresql://app@db.internal:5432/tasks?sslmode=require',
+      schema: 'cluster_1',
+      poolMax: 20,
+    });
+    expect(c.keysDir).toBe('data/keys');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/tasks' }).database).toMatchObject({
+      schema: 'public',
+      poolMax: 10,
+    });
+  });
+
+  it.each([
+    ['Upper', 'DATABASE_SCHEMA'],
+    ['has-dash', 'DATABASE_SCHEMA'],
+    ['x'.repeat(49), 'DATABASE_SCHEMA'],
+  ])('refuses the schema name %s (it must be a plain lower-case SQL name)', (schema, name) => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/tasks', DATABASE_SCHEMA: schema })).toThrow(
+      new RegExp(`${name}=`),
+    );
+  });
+
+  it('never shows a password in a message or a log field', () => {
+    const url = 'postgres://app:hunter2@db:5432/tasks?password=hunter3';
+    const shown = describeDatabase(loadConfig({ DATABASE_URL: url }).database);
+    expect(JSON.stringify(shown)).not.toMatch(/hunter/);
+    expect(shown).toEqual({
+      kind: 'postgres',
+      url: 'postgres://app:***@db:5432/tasks?password=***',
+      schema: 'public',
+    });
+    let message = '';
+    try {
+      loadConfig({ DATABASE_URL: 'mysql://app:hunter2@db/tasks' });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toContain('DATABASE_URL=mysql://app:***@db/tasks');
+  });
+});
