@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuBetween } from './postgres.js';
 import { machineBusySeconds, waitForQuiet } from './proc-stats.js';
 import { RPC_HEADERS } from './rpc.js';
 import type { RunningServer } from './servers/launch.js';
@@ -23,13 +24,15 @@ export interface LoadResult {
   requests: number;
   /** Connection errors, timeouts, non-2xx answers and JSON-RPC errors: a valid run has none. */
   failures: number;
-  /** CPU used by the server process / wall time (1.0 = one core busy). */
+  /** CPU used by the server process (summed over its instances) / wall time (1.0 = one core busy). */
   serverCpu: number;
+  /** PostgreSQL kinds: CPU of the database processes serving it / wall time (see DatabaseMeter). */
+  databaseCpu?: number;
   /** CPU used by this process (the load generator) / wall time. */
   clientCpu: number;
   /** CPU used by every other process on the machine / wall time: near 0 on a quiet machine. */
   otherCpu: number;
-  /** Server resident memory at the end of the measurement. */
+  /** Server resident memory at the end of the measurement (summed over its instances). */
   serverRssMb: number;
   /** When the measured load ran, in CLOCK_MONOTONIC microseconds (the clock of V8's CPU profiles). */
   windowUs: [number, number];
@@ -38,7 +41,9 @@ export interface LoadResult {
 const DISTURBED_CORES = 0.3;
 
 /**
- * Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining. On a
+ * Runs autocannon against one server: POST / with a JSON-RPC body, keep-alive, no pipelining; a server
+ * of several instances gets the connections round-robin (16 each of 32 for two), in one autocannon run,
+ * so that requests are counted together and latency percentiles are over all of them. On a
  * shared machine, a measurement that other processes disturbed is repeated; the least disturbed one
  * is kept (all of them are one server process's figures, so they compare).
  */
@@ -53,17 +58,21 @@ export async function measure(server: RunningServer, o: LoadOptions): Promise<Lo
 }
 
 async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
-  if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, server.pid, DISTURBED_CORES);
-  if (o.warmupS > 0) await fire(server.url, o.connections, o.warmupS, o.body);
+  if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), DISTURBED_CORES);
+  if (o.warmupS > 0) await fire(server.urls, o.connections, o.warmupS, o.body);
+  const db0 = await server.databaseCpu?.();
   const cpu0 = process.cpuUsage();
   const serverCpu0 = server.cpuSeconds();
   const machine0 = machineBusySeconds();
   const startUs = monotonicUs();
   const t0 = performance.now();
-  const r = await fire(server.url, o.connections, o.durationS, o.body);
+  const r = await fire(server.urls, o.connections, o.durationS, o.body);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
+  const machine = machineBusySeconds() - machine0;
+  const db1 = await server.databaseCpu?.();
+  const databaseCpu = db0 && db1 ? cpuBetween(db0, db1) / wall : undefined;
   const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
   const good = r['2xx'] - r.mismatches;
   const crash = server.crashed();
@@ -76,8 +85,9 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
     requests: good,
     failures: r.errors + r.non2xx + r.mismatches,
     serverCpu,
+    ...(databaseCpu === undefined ? {} : { databaseCpu }),
     clientCpu,
-    otherCpu: Math.max(0, (machineBusySeconds() - machine0) / wall - serverCpu - clientCpu),
+    otherCpu: Math.max(0, machine / wall - serverCpu - clientCpu - (databaseCpu ?? 0)),
     serverRssMb: server.rssBytes() / 2 ** 20,
     windowUs: [startUs, monotonicUs()],
   };
@@ -85,9 +95,10 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function fire(url: string, connections: number, durationS: number, body: () => string) {
+function fire(urls: string[], connections: number, durationS: number, body: () => string) {
   return autocannon({
-    url,
+    // autocannon takes a list too (connection i goes to urls[i % n]); its types know only one
+    url: (urls.length === 1 ? urls[0] : urls) as string,
     connections,
     duration: durationS,
     requests: [

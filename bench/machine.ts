@@ -9,8 +9,11 @@ export interface Machine {
   node: string;
   kernel: string;
   date: string;
+  /** The checked-out commit, and the top-level folders with uncommitted changes, if any. */
   commit: string;
   loadAtStart: string;
+  /** The PostgreSQL server and its commit settings, or why it was not used (see probePostgres). */
+  postgres?: { description: string; settings: Record<string, string> };
 }
 
 /** What the run ran on, for the report: numbers only mean something next to these. */
@@ -18,7 +21,16 @@ export function describeMachine(): Machine {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim();
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(3).replace(/^"|"$/g, '').split(' -> ').at(-1) ?? '')
+      .map((path) => (path.includes('/') ? `${path.split('/')[0]}/` : path));
+    // what was measured is the committed server unless src/ is listed here
+    if (changed.length) commit += ` + uncommitted ${[...new Set(changed)].sort().join(', ')}`;
   } catch {
     // not a git checkout
   }

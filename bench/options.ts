@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
 
 export const SCENARIOS = ['create', 'poll', 'fanout', 'retained', 'push'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -33,9 +34,12 @@ export interface Options {
   /** Push: stop waiting for notifications this long after the first create. */
   pushTimeoutS: number;
   profile: boolean;
+  /** The database of the PostgreSQL kinds (a fresh schema per launch); undefined: skip them. */
+  postgresUrl?: string;
   out: string;
   /** Re-render the report from the results a run saved, measuring nothing. */
   render?: string;
+  /** The command line, as the report shows it (passwords masked). */
   argv: string[];
 }
 
@@ -53,7 +57,10 @@ export const USAGE = `usage: npm run bench -- [options]
   --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
   --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
   --no-profile          skip the CPU profiles of taskhandle
-  --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file)
+  --postgres URL|off    PostgreSQL for the taskhandle-pg kinds, a fresh schema per server
+                        (default ${DEFAULT_POSTGRES_URL}; skipped with a log line if it does not answer in 2 s)
+  --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file); the results go
+                        beside it (FILE.json), and a run with --only keeps the other sections from there
   --render FILE         write the report again from the results a run saved (FILE is printed at its end)
   --smoke               seconds-long run of every scenario at tiny sizes (CI); asserts no timing`;
 
@@ -76,6 +83,7 @@ export function parseOptions(argv: string[]): Options {
       'push-concurrency': { type: 'string' },
       'push-timeout': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
+      postgres: { type: 'string' },
       out: { type: 'string' },
       render: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -121,8 +129,10 @@ export function parseOptions(argv: string[]): Options {
     serverPushConcurrency: num(values['push-concurrency'], 32, 'push-concurrency'),
     pushTimeoutS: num(values['push-timeout'], smoke ? 30 : 120, 'push-timeout'),
     profile: !values['no-profile'],
+    ...(values.postgres === 'off' ? {} : { postgresUrl: values.postgres ?? DEFAULT_POSTGRES_URL }),
     out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),
     ...(values.render ? { render: values.render } : {}),
-    argv,
+    // shown in the report: a password in a --postgres URL is masked
+    argv: argv.map(shownUrl),
   };
 }

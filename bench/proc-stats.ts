@@ -38,14 +38,19 @@ export function machineBusySeconds(): number {
 /**
  * On a shared machine, waits (at most `maxS` seconds) until the machine has been nearly idle for
  * one second, so that a measurement does not start in the middle of someone else's burst.
- * The server under test does not count. Returns the cores busy in the last second sampled.
+ * The server under test (`serverCpuSeconds`: all its processes) does not count. Returns the cores
+ * busy in the last second sampled.
  */
-export async function waitForQuiet(maxS: number, serverPid: number, idleCores: number): Promise<number> {
+export async function waitForQuiet(
+  maxS: number,
+  serverCpuSeconds: () => number,
+  idleCores: number,
+): Promise<number> {
   const deadline = performance.now() + maxS * 1000;
   for (;;) {
-    const before = machineBusySeconds() - cpuSeconds(serverPid);
+    const before = machineBusySeconds() - serverCpuSeconds();
     await new Promise((r) => setTimeout(r, 1000));
-    const busy = machineBusySeconds() - cpuSeconds(serverPid) - before;
+    const busy = machineBusySeconds() - serverCpuSeconds() - before;
     if (busy <= idleCores || performance.now() >= deadline) return busy;
   }
 }

@@ -13,6 +13,12 @@ export interface ProfileSummary extends Summary {
   load: LoadResult;
 }
 
+export interface ProfileTarget {
+  /** One taskhandle process, on SQLite (`dbPath`: a seeded copy, else a fresh file) or PostgreSQL. */
+  kind: 'taskhandle' | 'taskhandle-pg';
+  dbPath?: string;
+}
+
 /**
  * Runs taskhandle under `node --cpu-prof` with one load and summarises the samples taken while the
  * measured load ran, warm-up excluded (V8's profile clock and process.hrtime are both CLOCK_MONOTONIC).
@@ -21,10 +27,13 @@ export async function profileLoad(
   label: string,
   load: Load,
   setup: (url: string) => Promise<() => string>,
-  dbPath?: string,
+  target: ProfileTarget = { kind: 'taskhandle' },
 ): Promise<ProfileSummary> {
   const dir = tempPath(`profile-${label.replace(/\W+/g, '-')}`);
-  const server = await launch('taskhandle', { dbPath, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+  const server = await launch(target.kind, {
+    ...(target.dbPath ? { dbPath: target.dbPath } : {}),
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  });
   let result: LoadResult;
   try {
     result = await measure(server, { ...load, body: await setup(server.url) });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './profile.js';
 import { type LoadSummary, type Results, summarise, summariseFanout, summarisePush } from './results.js';
-import { SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
+import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
 import { evaluateTargets } from './targets.js';
 
 /** Markdown tables for the terminal and docs/BENCHMARKS.md. */
@@ -17,9 +17,9 @@ export const ms = (n: number) =>
   !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en');
 const x = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || !(b > 0) ? '-' : `${(a / b).toFixed(2)}×`;
-const cpu = (n: number) => n.toFixed(2);
+const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
-/** create and poll: medians, and ratios to the floor and to both SDK stores. */
+/** create and poll: medians, and ratios to the floor, to both SDK stores and to this server on SQLite. */
 export function loadTable(r: Results): string {
   const rows: string[][] = [];
   for (const scenario of ['create', 'poll'] as const) {
@@ -39,7 +39,9 @@ export function loadTable(r: Results): string {
         x(m.rps, s.floor?.rps),
         x(m.rps, s['sdk-memory']?.rps),
         x(m.rps, s['sdk-sqlite']?.rps),
+        x(m.rps, s.taskhandle?.rps),
         cpu(m.serverCpu),
+        cpu(m.databaseCpu),
         int(m.serverRssMbMax),
         String(m.failures),
       ]);
@@ -55,9 +57,45 @@ export function loadTable(r: Results): string {
       '× (a) floor',
       '× (b) in-memory',
       '× (b) SQLite',
+      '× (c) SQLite',
       'server CPU',
+      'PostgreSQL CPU',
       'server RSS MB',
       'failed',
+    ],
+    rows,
+  );
+}
+
+/** Where the cores went during create and poll on this server: itself, PostgreSQL, the load generator. */
+export function coresTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const scenario of ['create', 'poll'] as const)
+    for (const k of ['taskhandle', ...POSTGRES_KINDS] as const) {
+      const m = summarise(r[scenario][k]);
+      if (!m) continue;
+      const db = Number.isFinite(m.databaseCpu) ? m.databaseCpu : 0;
+      rows.push([
+        scenario,
+        SERVER_LABELS[k],
+        int(m.rps),
+        cpu(m.serverCpu),
+        cpu(m.databaseCpu),
+        cpu(m.clientCpu),
+        cpu(m.serverCpu + db + m.clientCpu),
+        cpu(m.otherCpuMax),
+      ]);
+    }
+  return table(
+    [
+      'scenario',
+      'server',
+      'req/s',
+      'taskhandle CPU',
+      'PostgreSQL CPU',
+      'load generator CPU',
+      'sum (cores)',
+      'others, at most',
     ],
     rows,
   );
@@ -176,7 +214,8 @@ export function retainedTable(r: Results): string {
   );
 }
 
-export function profileSection(p: ProfileSummary): string {
+/** One profile; `from` names its run when the report mixes runs. */
+export function profileSection(p: ProfileSummary, from = ''): string {
   const rows = (list: ProfileSummary['functions']) =>
     list.map((f) => [`\`${f.name}\``, int(f.selfMs), `${(f.share * 100).toFixed(1)}%`]);
   const callers = p.functions
@@ -191,7 +230,7 @@ export function profileSection(p: ProfileSummary): string {
   return [
     `### ${p.label}`,
     '',
-    `${int(p.load.rps)} req/s, p99 ${ms(p.load.p99Ms)} ms, server CPU ${cpu(p.load.serverCpu)}; ${int(p.totalMs)} ms of samples in the load window.`,
+    `${from}${int(p.load.rps)} req/s, p99 ${ms(p.load.p99Ms)} ms, server CPU ${cpu(p.load.serverCpu)}; ${int(p.totalMs)} ms of samples in the load window.`,
     '',
     table(['function (self time)', 'ms', 'share'], rows(p.functions.slice(0, 10))),
     '',

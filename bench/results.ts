@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load.js';
 import type { Machine } from './machine.js';
-import type { Options } from './options.js';
+import { type Options, SCENARIOS, type Scenario } from './options.js';
+import { shownUrl } from './postgres.js';
 import type { ProfileSummary } from './profile.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
@@ -10,11 +11,26 @@ import type { StoreKind } from './seed/templates.js';
 import type { ServerKind } from './servers/launch.js';
 import { median } from './stats.js';
 
-/** Everything one run measured, round by round. */
+/** One run of the bench: where, when, how. */
+export interface RunInfo {
+  machine: Machine;
+  options: Options;
+  elapsedS: number;
+}
+
+/**
+ * Everything one run measured, round by round, and (after a run with --only) the sections of
+ * earlier runs that it did not measure again, kept from their saved results.
+ */
 export interface Results {
+  /** This run. */
   options: Options;
   machine: Machine;
   elapsedS: number;
+  /** Every run with a section here: this one first (once stamped), then the earlier ones kept. */
+  runs: RunInfo[];
+  /** The run (index in `runs`) of each section; keys: the scenarios, and `profile <label>` per profile. */
+  sections: Record<string, number>;
   create: Partial<Record<ServerKind, LoadResult[]>>;
   poll: Partial<Record<ServerKind, LoadResult[]>>;
   fanout: Partial<Record<ServerKind, FanoutResult[]>>;
@@ -23,13 +39,23 @@ export interface Results {
   push: Partial<Record<ServerKind, PushResult[]>>;
   profiles: ProfileSummary[];
   /** Measurements that could not run at all (the server did not start, a profile was not written). */
-  errors: string[];
+  errors: { section: string; message: string }[];
 }
+
+export const profileKey = (label: string): string => `profile ${label}`;
+
+/** The run a section's numbers come from. */
+export const runOf = (r: Results, section: string): RunInfo | undefined => {
+  const i = r.sections[section];
+  return i === undefined ? undefined : r.runs[i];
+};
 
 export const emptyResults = (options: Options, machine: Machine): Results => ({
   options,
   machine,
   elapsedS: 0,
+  runs: [],
+  sections: {},
   create: {},
   poll: {},
   fanout: {},
@@ -40,18 +66,84 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   errors: [],
 });
 
-/** Results as JSON (NaN, which JSON lacks, kept as a string), so a report can be rendered again. */
+/** The results file beside a report: docs/BENCHMARKS.md → docs/BENCHMARKS.json. */
+export const resultsPath = (report: string): string => `${report.replace(/\.md$/, '')}.json`;
+
+/**
+ * Results as JSON (NaN, which JSON lacks, kept as a string; the scenario set as a list; no password of
+ * a database URL), so that a report can be rendered again and a later run with --only can keep the
+ * sections it does not measure.
+ */
 export const saveResults = (path: string, r: Results): void =>
-  writeFileSync(
-    path,
-    JSON.stringify(r, (_k, v) => (Number.isNaN(v) ? 'NaN' : v)),
-  );
+  writeFileSync(path, `${JSON.stringify(r, toJson, 2)}\n`);
+
+function toJson(key: string, value: unknown): unknown {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value instanceof Set) return [...value];
+  if (key === 'postgresUrl' && typeof value === 'string') return shownUrl(value);
+  return value;
+}
 
 export function loadResults(path: string): Results {
   const r = JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
   // results saved before the push scenario existed
   r.push ??= {};
+  // results saved before runs and structured errors: one run made every section
+  const revive = (o: Options): Options => ({
+    ...o,
+    scenarios: new Set(Array.isArray(o.scenarios) ? o.scenarios : measuredScenarios(r)),
+  });
+  r.options = revive(r.options);
+  if (!Array.isArray(r.runs)) stampSections(r);
+  for (const run of r.runs) run.options = revive(run.options);
+  r.errors = r.errors.map((e) => (typeof e === 'string' ? { section: '', message: e } : e));
   return r;
+}
+
+/** The scenarios that have numbers in `r`. */
+export function measuredScenarios(r: Results): Scenario[] {
+  return SCENARIOS.filter((s) =>
+    s === 'retained' ? r.retained.length > 0 : Object.keys(r[s] ?? {}).length > 0,
+  );
+}
+
+/** Marks every section of `r` as measured by its own run (at its end, when its length is known). */
+export function stampSections(r: Results): void {
+  r.runs = [{ machine: r.machine, options: r.options, elapsedS: r.elapsedS }];
+  r.sections = {};
+  for (const s of measuredScenarios(r)) r.sections[s] = 0;
+  for (const p of r.profiles) r.sections[profileKey(p.label)] = 0;
+}
+
+/**
+ * Adds to `fresh` the sections of `saved` it did not measure: whole scenarios this run left out
+ * (--only), and profiles it did not take again, each with the run it came from. Returns what was kept.
+ */
+export function keepUnmeasured(fresh: Results, saved: Results): string[] {
+  const kept: string[] = [];
+  const keep = (key: string): boolean => {
+    const run = runOf(saved, key);
+    if (!run) return false;
+    let i = fresh.runs.findIndex((x) => x.machine.date === run.machine.date);
+    if (i < 0) i = fresh.runs.push(run) - 1;
+    fresh.sections[key] = i;
+    kept.push(key);
+    return true;
+  };
+  for (const s of SCENARIOS) {
+    if (fresh.options.scenarios.has(s) || !keep(s)) continue;
+    if (s === 'create' || s === 'poll') fresh[s] = saved[s];
+    else if (s === 'fanout') fresh.fanout = saved.fanout;
+    else if (s === 'push') fresh.push = saved.push;
+    else {
+      fresh.retained = saved.retained;
+      fresh.stores = saved.stores;
+    }
+  }
+  for (const p of saved.profiles)
+    if (!fresh.profiles.some((q) => q.label === p.label) && keep(profileKey(p.label))) fresh.profiles.push(p);
+  fresh.errors.push(...saved.errors.filter((e) => kept.includes(e.section)));
+  return kept;
 }
 
 /** The medians over rounds of one scenario on one server. */
@@ -61,6 +153,8 @@ export interface LoadSummary {
   p50Ms: number;
   p99Ms: number;
   serverCpu: number;
+  /** NaN for the servers without PostgreSQL. */
+  databaseCpu: number;
   clientCpu: number;
   otherCpuMax: number;
   serverRssMbMax: number;
@@ -76,6 +170,7 @@ export function summarise(rounds: readonly LoadResult[] | undefined): LoadSummar
     p50Ms: m((r) => r.p50Ms),
     p99Ms: m((r) => r.p99Ms),
     serverCpu: m((r) => r.serverCpu),
+    databaseCpu: m((r) => r.databaseCpu ?? Number.NaN),
     clientCpu: m((r) => r.clientCpu),
     otherCpuMax: Math.max(...rounds.map((r) => r.otherCpu)),
     serverRssMbMax: Math.max(...rounds.map((r) => r.serverRssMb)),

@@ -1,12 +1,21 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { renderDocument } from './document.js';
 import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
-import { type ProfileSummary, profileLoad } from './profile.js';
+import { probePostgres } from './postgres.js';
+import { type ProfileSummary, type ProfileTarget, profileLoad } from './profile.js';
 import { fanoutTable, loadTable, ms, pushTable, retainedTable, targetsTable, writeReport } from './report.js';
-import { emptyResults, loadResults, type Results, saveResults } from './results.js';
+import {
+  emptyResults,
+  keepUnmeasured,
+  loadResults,
+  profileKey,
+  type Results,
+  resultsPath,
+  saveResults,
+  stampSections,
+} from './results.js';
 import { createTasks, sendBody } from './rpc.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
@@ -14,8 +23,19 @@ import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
 import { copyDb } from './seed/files.js';
-import { SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
+import {
+  isPostgres,
+  POSTGRES_KINDS,
+  SERVER_KINDS,
+  SERVER_LABELS,
+  type ServerKind,
+} from './servers/launch.js';
+import { usePostgres } from './servers/postgres-cluster.js';
+import { checkEverythingRan } from './smoke-check.js';
 import { freshDbPath } from './temp.js';
+
+/** Fan-out runs on the SQLite servers only (the floor has no streams). */
+const FANOUT_KINDS = ['sdk-memory', 'sdk-sqlite', 'taskhandle'] as const satisfies readonly ServerKind[];
 
 /** npm run bench: every scenario, interleaved rounds, one report. See docs/BENCHMARKS.md. */
 async function main(): Promise<void> {
@@ -38,6 +58,9 @@ async function main(): Promise<void> {
   log(
     `taskhandle bench: ${o.rounds} round(s), ${o.durationS} s per measurement, ${r.machine.cpu}, ${r.machine.cores} cores`,
   );
+  const withPostgres = await postgres(r, o);
+  // create and poll run on every kind; the PostgreSQL ones only where PostgreSQL answers
+  const loadKinds = SERVER_KINDS.filter((k) => withPostgres || !isPostgres(k));
 
   let stores: SeededStore[] = [];
   if (o.scenarios.has('retained')) {
@@ -52,22 +75,22 @@ async function main(): Promise<void> {
   }
 
   for (let round = 0; round < o.rounds; round++) {
-    const order = rotate(SERVER_KINDS, round);
+    const order = rotate(loadKinds, round);
     const tag = `[round ${round + 1}/${o.rounds}]`;
     if (o.scenarios.has('create'))
       for (const k of order)
-        await attempt(r, `${tag} create ${k}`, async () =>
+        await attempt(r, 'create', `${tag} create ${k}`, async () =>
           record(r.create, k, await create(k, load), `${tag} create`),
         );
     if (o.scenarios.has('poll'))
       for (const k of order)
-        await attempt(r, `${tag} poll ${k}`, async () =>
+        await attempt(r, 'poll', `${tag} poll ${k}`, async () =>
           record(r.poll, k, await poll(k, load, o.pollTasks), `${tag} poll`),
         );
     if (o.scenarios.has('fanout'))
-      for (const k of order.filter((k) => k !== 'floor')) {
+      for (const k of rotate(FANOUT_KINDS, round)) {
         const subscribers = k === 'taskhandle' ? o.subscribers : o.sdkSubscribers;
-        const f = await attempt(r, `${tag} fan-out ${k}`, () =>
+        const f = await attempt(r, 'fanout', `${tag} fan-out ${k}`, () =>
           fanout(k, {
             subscribers,
             tasks: o.fanoutTasks,
@@ -85,7 +108,7 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('retained'))
       for (const store of rotate(stores, round)) {
-        const m = await attempt(r, `${tag} retained ${store.kind} ${store.size}`, () =>
+        const m = await attempt(r, 'retained', `${tag} retained ${store.kind} ${store.size}`, () =>
           retained(store, load),
         );
         if (!m) continue;
@@ -101,7 +124,7 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('push'))
       for (const k of rotate(PUSH_KINDS, round)) {
-        const p = await attempt(r, `${tag} push ${k}`, () =>
+        const p = await attempt(r, 'push', `${tag} push ${k}`, () =>
           push(k, {
             tasks: o.pushTasks,
             concurrency: o.pushConcurrency,
@@ -124,17 +147,61 @@ async function main(): Promise<void> {
       }
   }
 
-  if (o.profile) r.profiles = await profiles(r, o, load, stores);
+  if (o.profile) r.profiles = await profiles(r, o, load, stores, withPostgres);
   stores = [];
   r.elapsedS = (performance.now() - started) / 1000;
+  stampSections(r);
+  // what this run itself measured, before anything saved is added
+  if (o.smoke) checkEverythingRan(r, loadKinds);
 
+  const saved = resultsPath(o.out);
+  keepSaved(r, saved);
   const sections = [targetsTable(r), loadTable(r), fanoutTable(r), retainedTable(r), pushTable(r)];
   console.log(`\n${sections.join('\n\n')}\n`);
-  const saved = join(tmpdir(), `taskhandle-bench-${o.smoke ? 'smoke' : 'results'}.json`);
   saveResults(saved, r);
   writeReport(o.out, renderDocument(r));
   log(`report written to ${o.out}; the run took ${r.elapsedS.toFixed(0)} s; results saved in ${saved}`);
-  if (o.smoke) checkEverythingRan(r);
+}
+
+/**
+ * Checks once whether PostgreSQL answers; without it the pg kinds are skipped (one log line), so
+ * that the smoke run passes on a machine that has none.
+ */
+async function postgres(r: Results, o: Options): Promise<boolean> {
+  const skipped = POSTGRES_KINDS.join(', ');
+  if (!o.postgresUrl) {
+    r.machine.postgres = { description: `not used (--postgres off): ${skipped} not measured`, settings: {} };
+    log(`--postgres off: skipping ${skipped}`);
+    return false;
+  }
+  const probe = await probePostgres(o.postgresUrl);
+  if (!probe.reachable) {
+    r.machine.postgres = { description: `${probe.why}: ${skipped} not measured`, settings: {} };
+    log(`${probe.why}: skipping ${skipped}`);
+    return false;
+  }
+  usePostgres(o.postgresUrl);
+  r.machine.postgres = { description: probe.description, settings: probe.settings };
+  log(probe.description);
+  return true;
+}
+
+/**
+ * A run that left sections out (--only, --no-profile) keeps them from the results saved beside the
+ * report by an earlier run of the same kind (smoke or not), each still naming the run it came from.
+ */
+function keepSaved(r: Results, path: string): void {
+  if (!existsSync(path)) return;
+  let saved: Results;
+  try {
+    saved = loadResults(path);
+  } catch (err) {
+    log(`not keeping anything from ${path}: ${(err as Error).message}`);
+    return;
+  }
+  if (saved.options.smoke !== r.options.smoke) return;
+  const kept = keepUnmeasured(r, saved);
+  if (kept.length) log(`kept from ${path} (not measured by this run): ${kept.join('; ')}`);
 }
 
 async function profiles(
@@ -142,70 +209,64 @@ async function profiles(
   o: Options,
   load: Load,
   stores: SeededStore[],
+  withPostgres: boolean,
 ): Promise<ProfileSummary[]> {
   const out: ProfileSummary[] = [];
-  const add = async (label: string, setup: (url: string) => Promise<() => string>, dbPath?: string) => {
+  const add = async (
+    label: string,
+    setup: (url: string) => Promise<() => string>,
+    target?: ProfileTarget,
+  ) => {
     log(`profiling taskhandle: ${label}`);
-    const p = await attempt(r, `profile ${label}`, () => profileLoad(label, load, setup, dbPath));
+    const p = await attempt(r, profileKey(label), `profile ${label}`, () =>
+      profileLoad(label, load, setup, target),
+    );
     if (p) out.push(p);
   };
   await add('create (fresh store)', async () => sendBody());
   await add(`poll (${o.pollTasks} working tasks)`, async (url) =>
     roundRobin(await createTasks(url, o.pollTasks)),
   );
+  if (withPostgres) {
+    const pg = { kind: 'taskhandle-pg' } as const;
+    await add('create on PostgreSQL, 1 instance (fresh schema)', async () => sendBody(), pg);
+    await add(
+      `poll on PostgreSQL, 1 instance (${o.pollTasks} working tasks)`,
+      async (url) => roundRobin(await createTasks(url, o.pollTasks)),
+      pg,
+    );
+  }
   const largest = stores.filter((s) => s.kind === 'taskhandle').sort((a, b) => b.size - a.size)[0];
   if (largest) {
     for (const what of ['poll', 'create'] as const) {
       const path = freshDbPath('profile-retained');
       copyDb(largest.path, path);
       const setup = async () => (what === 'poll' ? roundRobin(largest.pollIds) : sendBody());
-      await add(`${what} at ${largest.size.toLocaleString('en')} stored tasks`, setup, path);
+      await add(`${what} at ${largest.size.toLocaleString('en')} stored tasks`, setup, {
+        kind: 'taskhandle',
+        dbPath: path,
+      });
     }
   }
   return out;
 }
 
-/** Smoke runs assert no timing, only that every scenario produced answers. */
-function checkEverythingRan(r: Results): void {
-  const loads = [
-    ...Object.values(r.create).flat(),
-    ...Object.values(r.poll).flat(),
-    ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
-  ];
-  const broken = [
-    ...loads.filter((l) => l.requests === 0).map(() => 'a load measurement got no valid answer'),
-    ...Object.values(r.fanout)
-      .flat()
-      .filter((f) => f.received === 0)
-      .map(() => 'a fan-out run delivered no transition'),
-    // at these sizes every notification must arrive, or delivery is broken
-    ...Object.values(r.push)
-      .flat()
-      .filter((p) => p.delivered < p.expected)
-      .map((p) => `a push run got ${p.delivered} of ${p.expected} notifications`),
-  ];
-  const expected = r.options.scenarios.size;
-  const ran = ['create', 'poll', 'fanout', 'retained', 'push'].filter((s) =>
-    s === 'retained'
-      ? r.retained.length > 0
-      : Object.keys(r[s as 'create' | 'poll' | 'fanout' | 'push']).length > 0,
-  ).length;
-  if (ran < expected) broken.push(`only ${ran} of ${expected} scenarios produced results`);
-  broken.push(...r.errors);
-  if (broken.length) {
-    console.error(`smoke run failed:\n  ${[...new Set(broken)].join('\n  ')}`);
-    process.exitCode = 1;
-  }
-}
-
-/** Runs one measurement; a failure is logged and reported, and the run goes on. */
-async function attempt<T>(r: Results, what: string, run: () => Promise<T>): Promise<T | undefined> {
+/** Runs one measurement; a failure is logged and reported (under its section), and the run goes on. */
+async function attempt<T>(
+  r: Results,
+  section: string,
+  what: string,
+  run: () => Promise<T>,
+): Promise<T | undefined> {
   try {
     return await run();
   } catch (err) {
     const message = `${what}: ${(err as Error).message.split('\n')[0]}`;
     log(`FAILED ${message}`);
-    r.errors.push(message);
+    // the rest (a server's last output) goes to the terminal only
+    const detail = (err as Error).message.split('\n').slice(1).join('\n').trim();
+    if (detail) console.error(detail);
+    r.errors.push({ section, message });
     return undefined;
   }
 }
@@ -224,7 +285,7 @@ function append<T>(into: Partial<Record<ServerKind, T[]>>, kind: ServerKind, val
 function logLoad(what: string, kind: ServerKind | SeededStore['kind'], m: LoadResult): void {
   log(
     `${what} ${SERVER_LABELS[kind]}: ${Math.round(m.rps)} req/s, p50 ${ms(m.p50Ms)} ms, p99 ${ms(m.p99Ms)} ms, ` +
-      `server CPU ${m.serverCpu.toFixed(2)}, client CPU ${m.clientCpu.toFixed(2)}, other CPU ${m.otherCpu.toFixed(2)}` +
+      `server CPU ${m.serverCpu.toFixed(2)}, ${m.databaseCpu === undefined ? '' : `PostgreSQL CPU ${m.databaseCpu.toFixed(2)}, `}client CPU ${m.clientCpu.toFixed(2)}, other CPU ${m.otherCpu.toFixed(2)}` +
       (m.failures ? `, ${m.failures} FAILED` : ''),
   );
 }

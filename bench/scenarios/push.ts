@@ -193,7 +193,7 @@ export async function push(kind: (typeof PUSH_KINDS)[number], o: PushOptions): P
       }
     };
 
-    if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, server.pid, 0.3);
+    if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), 0.3);
     const cpu0 = server.cpuSeconds();
     const client0 = process.cpuUsage();
     const machine0 = machineBusySeconds();

@@ -1,0 +1,39 @@
+import { measuredScenarios, type Results } from './results.js';
+import { SERVER_LABELS, type ServerKind } from './servers/launch.js';
+
+/**
+ * Smoke runs assert no timing, only that every scenario produced answers, on every server kind it
+ * was to run on (the PostgreSQL ones too, where PostgreSQL answers). Sets a failing exit code if not.
+ */
+export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[]): void {
+  const loads = [
+    ...Object.values(r.create).flat(),
+    ...Object.values(r.poll).flat(),
+    ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
+  ];
+  const broken = [
+    ...loads.filter((l) => l.requests === 0).map(() => 'a load measurement got no valid answer'),
+    ...(['create', 'poll'] as const).flatMap((s) =>
+      r.options.scenarios.has(s)
+        ? loadKinds.filter((k) => !r[s][k]?.length).map((k) => `${s} has no result for ${SERVER_LABELS[k]}`)
+        : [],
+    ),
+    ...Object.values(r.fanout)
+      .flat()
+      .filter((f) => f.received === 0)
+      .map(() => 'a fan-out run delivered no transition'),
+    // at these sizes every notification must arrive, or delivery is broken
+    ...Object.values(r.push)
+      .flat()
+      .filter((p) => p.delivered < p.expected)
+      .map((p) => `a push run got ${p.delivered} of ${p.expected} notifications`),
+  ];
+  const expected = r.options.scenarios.size;
+  const ran = measuredScenarios(r).length;
+  if (ran < expected) broken.push(`only ${ran} of ${expected} scenarios produced results`);
+  broken.push(...r.errors.map((e) => e.message));
+  if (broken.length) {
+    console.error(`smoke run failed:\n  ${[...new Set(broken)].join('\n  ')}`);
+    process.exitCode = 1;
+  }
+}
