@@ -307,3 +307,46 @@ describe.skipIf(noPostgres !== undefined)('kill -9 of the instance running the j
     ).toBe(true);
   });
 });
+
+describe.skipIf(noPostgres !== undefined)('kill -9 of the instance delivering a notification', () => {
+  const HANGING = { status: 200, delayMs: 60_000 };
+  let cluster: Cluster | undefined;
+  const receivers: Receiver[] = [];
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await cluster?.close();
+  });
+
+  it('another instance delivers it once the dead one’s lease ran out: the same notification, once', async () => {
+    // An attempt stays leased PUSH_TIMEOUT_MS + 5 s: the takeover comes about 7 s after the claim.
+    cluster = await startCluster(1, { env: { ...PUSH, ...QUICK_STOP, PUSH_TIMEOUT_MS: '2000' } });
+    const first = cluster.agents[0] as Agent;
+    // Every attempt the first instance makes hangs (it is killed during one); the others' succeed.
+    const hook = await startReceiver((r) => (tokenClaims(r).iss === first.url ? HANGING : { status: 200 }));
+    receivers.push(hook);
+    const { task } = await send(first, skillMessage('export', { rows: 1 }), {
+      taskPushNotificationConfig: { url: hook.url('/hook') },
+    });
+    await hook.waitFor((all) => all.length >= 1);
+    const second = await cluster.add();
+    await first.kill9();
+    await hook.waitFor((all) => all.some((r) => r.status === 200), 20_000);
+    // A later notification from the survivor: a repeat still due would have gone out before it.
+    const witness = await startReceiver();
+    receivers.push(witness);
+    await send(second, skillMessage('export', { rows: 1 }), {
+      taskPushNotificationConfig: { url: witness.url() },
+    });
+    await witness.waitFor((all) => all.some((r) => r.status === 200));
+
+    const byFirst = hook.received.filter((r) => tokenClaims(r).iss === first.url);
+    const bySecond = hook.received.filter((r) => tokenClaims(r).iss === second.url);
+    expect(byFirst).toHaveLength(1);
+    expect(bySecond.map((r) => r.status)).toEqual([200]);
+    const ids = new Set(hook.received.map((r) => r.headers['x-a2a-notification-id']));
+    expect(ids.size).toBe(1);
+    expect(tokenClaims(bySecond[0] as Received).taskId).toBe(task.id);
+    expect(JSON.parse((bySecond[0] as Received).body).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    await hook.verify(second.url, bySecond[0] as Received);
+  });
+});
