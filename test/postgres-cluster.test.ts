@@ -110,14 +110,21 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
 
   // These two would pass late without the notices (a wait re-reads at its end, a lease renewal sees
   // the cancel): their waits outlast the test's own timeout, so only a notice can end them in time.
-  it('a blocking wait on B ends when A finishes the job', { timeout: 10_000 }, async () => {
+  it('a blocking wait on B ends when A finishes the job; B hears it', { timeout: 10_000 }, async () => {
     const [a, b] = [await instance(), await instance()];
     const id = await submit(a.engine, call('short', {}));
     a.startRunner();
     await started(id);
+    const heard: string[] = [];
+    b.engine.onStatus((taskId, state) => taskId === id && heard.push(state));
     const waiting = b.engine.waitUntil(id, (s) => s === 'completed', 60_000);
     t.shortGate.resolve();
     expect((await waiting).state).toBe('completed');
+    // B's status listeners (the approvals inbox's live list) hear A's transitions too.
+    await waitFor(
+      () => heard.includes('completed') || undefined,
+      () => `B's status listener to hear completed (heard ${heard.join(', ')})`,
+    );
   });
 
   it('a cancel on B aborts the job running on A at once', { timeout: 10_000 }, async () => {
