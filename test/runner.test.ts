@@ -145,6 +145,32 @@ describe('lease takeover', () => {
   });
 });
 
+describe('a write the store fails', () => {
+  it('does not fail the task: the job stops and the task runs again, as after a crash', async () => {
+    const id = await submit(h.engine, call('chunks', {}));
+    // The first artifact write of the job meets a store that has just gone away.
+    const write = h.store.write.bind(h.store);
+    let failures = 0;
+    h.store.write = async (w, dedupe) => {
+      if (failures === 0 && w.events.some((e) => e.kind === 'artifact')) {
+        failures++;
+        throw new Error('connection terminated unexpectedly');
+      }
+      return write(w, dedupe);
+    };
+    h.startRunner();
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(failures).toBe(1);
+    expect(t.runs('chunks')).toBe(2);
+    expect(done).toMatchObject({ attempts: 2, interruptions: 0 });
+    expect(textOf(done.statusMessage)).toBe('three chunks');
+    const { history, artifacts } = await h.engine.get(OWNER, id);
+    expect(history.map(textOf)).toContain('Interrupted by a restart; running again');
+    expect(history.map(textOf).some((m) => m.startsWith('Job failed'))).toBe(false);
+    expect(artifacts.map((a) => a.parts.map((p) => p.text).join(''))).toEqual(['abc']);
+  });
+});
+
 describe('Runner.stop', () => {
   it('lets a short job finish and releases a long one, which another runner runs again', async () => {
     const first = h.startRunner({ concurrency: 2 });

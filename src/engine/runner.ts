@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ClaimedTask } from '../store/port.js';
 import { agentText, type Engine } from './engine.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
-import { InputRequired, SkillContextImpl, WriteRefused } from './skill-context.js';
+import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
 import type { Message, TaskRecord } from './task.js';
 
 export interface RunnerOptions {
@@ -211,6 +211,11 @@ export class Runner {
         log.info('job released at shutdown; another run will take it over');
       } else if (reason === 'lease-lost' || err instanceof WriteRefused) {
         log.warn('job stopped: the task changed under it (canceled, expired or taken over)');
+      } else if (err instanceof StoreFailed) {
+        // As if this process had died: the task is taken over (re-run, or failed, as its skill
+        // declares) once the store answers again; released now if it already does.
+        log.error({ err }, 'job stopped: the store failed one of its writes; the task will be taken over');
+        await engine.store.releaseLease(record.id, leaseToken).catch(() => {});
       } else {
         log.error({ err }, 'job failed');
         await finish('failed', text(`Job failed: ${err instanceof Error ? err.message : String(err)}`));

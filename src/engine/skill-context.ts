@@ -21,6 +21,18 @@ export class WriteRefused extends Error {
   }
 }
 
+/**
+ * The store could not make a write of this job (connection lost, database restarting, disk full):
+ * not the job's fault, so the task is not failed for it (see Runner).
+ */
+export class StoreFailed extends Error {
+  constructor(taskId: string, cause: unknown) {
+    super(`the store failed a write of task ${taskId}: ${cause instanceof Error ? cause.message : cause}`, {
+      cause,
+    });
+  }
+}
+
 /** Progress is written at most this often; the latest value always wins. */
 const PROGRESS_INTERVAL_MS = 250;
 
@@ -156,13 +168,17 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     w: Omit<Parameters<Engine['commit']>[0], 'taskId' | 'from' | 'leaseToken' | 'at'>,
   ): Promise<void> {
     this.signal.throwIfAborted();
-    const result = await this.#engine.commit({
-      ...w,
-      taskId: this.taskId,
-      from: ['working'],
-      leaseToken: this.#leaseToken,
-      at: this.#engine.now(),
-    });
+    const result = await this.#engine
+      .commit({
+        ...w,
+        taskId: this.taskId,
+        from: ['working'],
+        leaseToken: this.#leaseToken,
+        at: this.#engine.now(),
+      })
+      .catch((err: unknown) => {
+        throw new StoreFailed(this.taskId, err);
+      });
     if (!result) {
       this.#controller.abort('lease-lost');
       throw new WriteRefused(this.taskId);
