@@ -16,12 +16,14 @@ import { Runner } from './engine/runner.js';
 import type { AnySkill } from './engine/skill.js';
 import { admission } from './faces/a2a/admission.js';
 import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a2a/agent-card.js';
+import { INTERNAL_MESSAGE } from './faces/a2a/errors.js';
 import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
 import { renderNotification } from './faces/a2a/push-body.js';
 import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import { InFlight } from './faces/http/in-flight.js';
+import { problem } from './faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
 import { jobsRouter } from './faces/jobs/router.js';
 import { PushDispatcher } from './push/dispatcher.js';
@@ -135,6 +137,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     pushPolicy: config.pushPolicy,
+    logger,
   });
   let keys: SigningKeys | undefined;
   const shutdown = new AbortController();
@@ -179,6 +182,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
+  });
+  // Express would answer an internal failure with its stack trace: log it, tell the caller no more.
+  app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
+    logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) return next(err);
+    problem(res, 500, INTERNAL_MESSAGE);
   });
 
   const inFlight = new InFlight();

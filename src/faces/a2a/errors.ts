@@ -1,4 +1,5 @@
 import {
+  A2AError,
   JsonRpcUnsupportedOperationError,
   RequestMalformedError,
   RestUnsupportedOperationError,
@@ -11,9 +12,22 @@ import { isEngineError } from '../../engine/errors.js';
 /** The transport a call came over: errors of our own codes are built for it. */
 export type Transport = 'jsonrpc' | 'rest';
 
-/** Maps an engine error to the SDK's protocol error (which each transport maps to its code and status). */
-export function toProtocolError(err: unknown, transport: Transport = 'jsonrpc'): unknown {
-  if (!isEngineError(err)) return err;
+/**
+ * Maps an engine error to the SDK's protocol error (which each transport maps to its code and
+ * status). The SDK's own errors pass as they are; anything else is an internal failure: handed to
+ * `internal` (to log) and answered as InternalError without its message, which may name the
+ * database's host or a file path.
+ */
+export function toProtocolError(
+  err: unknown,
+  transport: Transport = 'jsonrpc',
+  internal: (cause: unknown) => void = () => {},
+): unknown {
+  if (err instanceof A2AError) return err;
+  if (!isEngineError(err)) {
+    internal(err);
+    return new Error(INTERNAL_MESSAGE);
+  }
   switch (err.code) {
     case 'task-not-found':
       return new TaskNotFoundError(err.message);
@@ -31,6 +45,9 @@ export function toProtocolError(err: unknown, transport: Transport = 'jsonrpc'):
       return ownError(transport, err.message, 403, TASKHANDLE_ERROR_CODE.FORBIDDEN);
   }
 }
+
+/** What a caller is told of an internal failure. */
+export const INTERNAL_MESSAGE = 'Internal error; the server logged its cause';
 
 /** An error the spec has no code for: our JSON-RPC code, or our HTTP status for REST. */
 function ownError(transport: Transport, message: string, statusCode: number, envelopeCode: number): Error {

@@ -18,6 +18,7 @@ import type {
 } from '@a2a-js/sdk';
 import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { Logger } from 'pino';
 import { type Principal, sendPolicyOf } from '../../auth/principal.js';
 import { type Engine, type SendResult, type StreamItem, settled } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
@@ -42,6 +43,8 @@ export interface HandlerOptions {
   blockingTimeoutMs: number;
   /** Which webhook addresses callers may register (the SSRF guard). */
   pushPolicy: AddressPolicy;
+  /** Where internal failures are logged (callers get no detail of them). */
+  logger: Logger;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -80,7 +83,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const state = callState(context);
-    return guard(async () => {
+    return this.#guard(async () => {
       const { owner, version } = state;
       const result = await this.#engine.send(
         owner,
@@ -111,7 +114,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
-    const result = await guard(
+    const result = await this.#guard(
       () =>
         this.#engine.send(
           state.owner,
@@ -143,7 +146,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     if (params.historyLength !== undefined && params.historyLength < 0) {
       throw new RequestMalformedError('historyLength must not be negative');
     }
-    return guard(async () =>
+    return this.#guard(async () =>
       toSdkTask(await this.#engine.get(owner, requireId(params.id), params.historyLength)),
     );
   }
@@ -168,7 +171,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     if (params.status && !state) throw new RequestMalformedError('status is not a task state');
     // Anonymous callers share one principal: listing would let each enumerate the others' tasks.
     if (principal.via === 'anonymous') return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
-    return guard(async () => {
+    return this.#guard(async () => {
       const { views, page } = await this.#engine.list(owner, {
         contextId: params.contextId || undefined,
         state,
@@ -190,7 +193,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     const { owner, principal } = callState(context);
     const id = requireId(params.id);
-    const task = await guard(async () => toSdkTask(await this.#engine.cancel(owner, id)));
+    const task = await this.#guard(async () => toSdkTask(await this.#engine.cancel(owner, id)));
     this.#o.audit('cancel', principal, id);
     return task;
   }
@@ -202,7 +205,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const { owner, version, principal } = callState(context);
     const config = toNewPushConfig(params, version, this.#o.pushPolicy);
     const taskId = requireId(params.taskId);
-    const stored = await guard(() => this.#engine.push.put(owner, taskId, config));
+    const stored = await this.#guard(() => this.#engine.push.put(owner, taskId, config));
     this.#o.audit('push-config-set', principal, taskId);
     return toSdkPushConfig(stored);
   }
@@ -215,7 +218,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const taskId = requireId(params.taskId);
     // v0.3 lets Get omit the config id: the task's default one then.
     const id = params.id || DEFAULT_CONFIG_ID;
-    return guard(async () => toSdkPushConfig(await this.#engine.push.get(owner, taskId, id)));
+    return this.#guard(async () => toSdkPushConfig(await this.#engine.push.get(owner, taskId, id)));
   }
 
   async listTaskPushNotificationConfigs(
@@ -223,7 +226,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
     const { owner } = callState(context);
-    const configs = await guard(() => this.#engine.push.list(owner, requireId(params.taskId)));
+    const configs = await this.#guard(() => this.#engine.push.list(owner, requireId(params.taskId)));
     return { configs: configs.map(toSdkPushConfig), nextPageToken: '' };
   }
 
@@ -234,7 +237,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const { owner, principal } = callState(context);
     if (!params.id) throw new RequestMalformedError('push notification config id is required');
     const taskId = requireId(params.taskId);
-    await guard(() => this.#engine.push.delete(owner, taskId, params.id));
+    await this.#guard(() => this.#engine.push.delete(owner, taskId, params.id));
     this.#o.audit('push-config-delete', principal, taskId);
   }
 
@@ -285,8 +288,22 @@ export class EngineRequestHandler implements A2ARequestHandler {
         if (response) yield response;
       }
     } catch (err) {
-      throw toProtocolError(err);
+      throw this.#protocolError(err);
     }
+  }
+
+  /** Runs engine work, turning engine errors into the SDK's protocol errors. */
+  async #guard<T>(work: () => Promise<T>, transport?: Transport): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw this.#protocolError(err, transport);
+    }
+  }
+
+  /** An internal failure (the store unreachable, a bug) is logged here; the caller sees no detail of it. */
+  #protocolError(err: unknown, transport?: Transport): unknown {
+    return toProtocolError(err, transport, (cause) => this.#o.logger.error({ err: cause }, 'internal error'));
   }
 }
 
@@ -307,13 +324,4 @@ function streamResponseOf(entry: LoggedEvent, contextId: string): StreamResponse
 function requireId(id: string | undefined): string {
   if (!id?.trim()) throw new RequestMalformedError('task id is required');
   return id;
-}
-
-/** Runs engine work, turning engine errors into the SDK's protocol errors. */
-async function guard<T>(work: () => Promise<T>, transport?: Transport): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toProtocolError(err, transport);
-  }
 }

@@ -11,6 +11,7 @@ const location = { Location: { schema: { type: 'string' }, description: 'The job
 const common = {
   '401': err('No or invalid credentials (WWW-Authenticate says which)'),
   '429': err('Over the request rate (Retry-After)'),
+  '500': err('An internal failure (the database unreachable, say); its cause is in the server log'),
 };
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const jobOk = { description: 'The job document', content: json(ref('Job')), headers: retryAfter };
