@@ -75,6 +75,18 @@ describe('SqliteStore specifics', () => {
     await store.close();
   });
 
+  it('refuses a database migrated by a newer taskhandle, naming both versions', async () => {
+    const path = freshPath();
+    await openStore(path).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO schema_migrations VALUES (999, 'from the future', 0)").run();
+    db.close();
+    const newest = Math.max(...MIGRATIONS.map((m) => m.version));
+    expect(() => new SqliteStore({ path })).toThrow(
+      `database ${path} is at migration 999, newer than this taskhandle knows (${newest}): run a newer version`,
+    );
+  });
+
   it('keeps tasks, events and message ids across close and reopen', async () => {
     const path = freshPath();
     const store = openStore(path);

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { TASK_STATES } from '../../engine/task.js';
+import { refuseNewerSchema } from '../schema-version.js';
 
 /**
  * Versioned schema changes, applied in order, each in its own transaction. Never edit a shipped one.
@@ -114,6 +115,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
       `SELECT version FROM ${quoted}.schema_migrations`,
     );
     const applied = new Set(rows.map((r) => r.version));
+    refuseNewerSchema(applied, MIGRATIONS, `schema ${schema}`);
     for (const m of MIGRATIONS) {
       if (applied.has(m.version)) continue;
       await client.query('BEGIN');

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { TASK_STATES } from '../../engine/task.js';
+import { refuseNewerSchema } from '../schema-version.js';
 
 /** Versioned schema changes, applied in order, each in its own transaction. Never edit a shipped one. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -135,6 +136,7 @@ export function migrate(db: Database.Database): void {
       (r) => r.version,
     ),
   );
+  refuseNewerSchema(applied, MIGRATIONS, `database ${db.name}`);
   for (const m of MIGRATIONS) {
     if (applied.has(m.version)) continue;
     db.transaction(() => {

@@ -68,7 +68,12 @@ export class SqliteStore implements TaskStore {
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = ON');
     this.#db.pragma('busy_timeout = 5000');
-    migrate(this.#db);
+    try {
+      migrate(this.#db);
+    } catch (err) {
+      this.#db.close();
+      throw err;
+    }
     this.#q = prepareStatements(this.#db);
     const durable = options.synchronous !== 'normal' && options.path !== ':memory:';
     const wal = durable ? new WalSync(options.path) : undefined;
