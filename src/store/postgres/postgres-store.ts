@@ -29,6 +29,7 @@ import {
   type NotificationRow,
   type PushConfigRow,
   type TaskRow,
+  toLogged,
   toPushConfig,
   toRecord,
 } from '../rows.js';
@@ -199,7 +200,7 @@ export class PostgresStore implements TaskStore {
 
   async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
     const rows = await this.#db.query<EventRow>(Q.readEvents, [taskId, afterSeq, limit]);
-    return rows.map((e) => ({ taskId, seq: e.seq, at: e.at, event: JSON.parse(e.payload) as TaskEvent }));
+    return rows.map((e) => toLogged(taskId, e));
   }
 
   async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {

@@ -23,7 +23,7 @@ const SQL = {
   // Forgets the message id only while it still names the expired task: a concurrent create that
   // already made a new task with it keeps it.
   forgetMessageId: 'DELETE FROM message_ids WHERE owner = $1 AND message_id = $2 AND task_id = $3',
-  /** Serializes the creates of one owner near its limit (see PostgresStore.createTask). */
+  /** Serializes the creates of one owner near its limit (see create-task.ts). */
   lockOwner: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.owner.' || $1, 0))",
   // $1 id, $2 context_id, $3 owner, $4 skill, $5 input, $6 metadata, $7 created_at, $8 expires_at,
   // $9 ttl_ms, $10 poll_interval_ms, $11 message_id, $12 kinds, $13 payloads, $14 the owner's limit
