@@ -74,6 +74,16 @@ const Env = z.object({
   MAX_MESSAGE_PARTS: int(1).default(100),
   MAX_HISTORY_MESSAGES: int(1).default(1000),
   MAX_ARTIFACT_BYTES: int(1).default(100 * 2 ** 20),
+  /** Artifacts up to this many bytes travel inline; larger ones by reference to the download route. */
+  INLINE_ARTIFACT_BYTES: int(0, 16 * 2 ** 20).default(64 * 2 ** 10),
+  /** Artifact bytes a principal may have stored at once, over all its tasks (`0`: no quota). */
+  MAX_STORED_BYTES: int(0).default(10 * 2 ** 30),
+  /** Bytes of rendered task JSON kept to answer polls of unchanged tasks. */
+  TASK_CACHE_BYTES: int(0).default(64 * 2 ** 20),
+  /** How deeply JSON in a request body may nest (objects and arrays); deeper bodies are refused. */
+  MAX_JSON_DEPTH: int(2, 1000).default(64),
+  /** Delivery attempts to a webhook whose host name does not resolve before it is dead-lettered. */
+  PUSH_DNS_MAX_ATTEMPTS: int(1, 1000).default(5),
   RATE_LIMIT_BURST: int(1).optional(),
 });
 
