@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressBar, resultBytes } from '../src/cli/render.js';
+import { progressBar, resultPieces } from '../src/cli/render.js';
 import { exitCodeOf } from '../src/cli/states.js';
 
 describe('taskhandle client rendering', () => {
@@ -13,10 +13,18 @@ describe('taskhandle client rendering', () => {
   it('a file artifact comes out as its bytes; text and data parts as lines', () => {
     const csv = 'id,name\r\n1,a\r\n';
     const chunks = [csv.slice(0, 5), csv.slice(5)].map((c) => ({ raw: Buffer.from(c).toString('base64') }));
-    expect(resultBytes([{ parts: chunks }]).toString()).toBe(csv);
-    expect(resultBytes([{ parts: [{ text: 'done' }, { data: { n: 1 } }] }]).toString()).toBe(
-      'done\n{"n":1}\n',
-    );
+    const bytes = (artifacts: Record<string, unknown>[]) =>
+      Buffer.concat(resultPieces(artifacts).filter((p) => Buffer.isBuffer(p))).toString();
+    expect(bytes([{ parts: chunks }])).toBe(csv);
+    expect(bytes([{ parts: [{ text: 'done' }, { data: { n: 1 } }] }])).toBe('done\n{"n":1}\n');
+  });
+
+  it('a large artifact the agent links is a download, other URLs are lines', () => {
+    const url = 'http://127.0.0.1:41241/v1/jobs/t/artifacts/a';
+    expect(resultPieces([{ parts: [{ url, metadata: { 'taskhandle.bytes': 9 } }, { url }] }])).toEqual([
+      { download: url },
+      Buffer.from(`${url}\n`),
+    ]);
   });
 
   it('states map onto the documented exit codes', () => {

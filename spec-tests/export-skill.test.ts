@@ -30,11 +30,18 @@ describe('the export skill and skill selection', () => {
     expect(lines[25]).toMatch(/^25,Customer 25,customer25@example\.com,/);
   });
 
-  it('streams a large export in chunks of 5000 rows by default', async () => {
+  it('shows a large export by reference: one file part linking its download, 5000 rows a chunk', async () => {
     const { task } = await send(agent, skillMessage('export', { rows: 20_000 }));
     const [artifact] = task.artifacts;
-    expect(artifact.parts).toHaveLength(4);
-    const lines = csvLines(artifactText(artifact));
+    expect(artifact.parts).toHaveLength(1);
+    const [part] = artifact.parts;
+    expect(part).toMatchObject({ filename: 'export.csv', mediaType: 'text/csv' });
+    expect(part.raw).toBeUndefined();
+    expect(part.url).toBe(`${agent.url}/v1/jobs/${task.id}/artifacts/export-${task.id}`);
+    const file = await fetch(part.url, { headers: agent.credentials });
+    const text = await file.text();
+    expect(part.metadata['taskhandle.bytes']).toBe(Buffer.byteLength(text));
+    const lines = csvLines(text);
     expect(lines).toHaveLength(20_001);
     expect(lines.filter((l) => l === CSV_HEADER)).toHaveLength(1);
     expect(lines[20_000]).toMatch(/^20000,Customer 20000,/);

@@ -86,6 +86,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new ConfigError(`DATABASE_URL=${where.url ?? where.path}: cannot open the store (${err.message})`);
   });
   const hub = new EventHub();
+  let baseUrl = '';
   const engine = new Engine({
     store,
     hub,
@@ -101,7 +102,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxMessageParts: config.MAX_MESSAGE_PARTS,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
       maxArtifactBytes: config.MAX_ARTIFACT_BYTES,
+      inlineArtifactBytes: config.INLINE_ARTIFACT_BYTES,
+      maxStoredBytes: config.MAX_STORED_BYTES,
     },
+    // Absolute, as callers of every face fetch it; the base is known once the server listens.
+    artifactUrl: (taskId, artifactId) =>
+      `${baseUrl}/v1/jobs/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`,
   });
   const runner = new Runner({
     engine,
@@ -148,7 +154,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   const jsonrpc = jsonRpcEndpoint({
     handler,
-    tasks: new TaskJsonCache(engine),
+    tasks: new TaskJsonCache(engine, config.TASK_CACHE_BYTES),
     admit,
     logger,
     ...bodyAndStreams,
@@ -223,6 +229,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = (server.address() as AddressInfo).port;
   const url =
     config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+  baseUrl = url;
   card = publishCard(config.AGENT_CARD_FILE, url, skills.all(), {
     apiKeys: config.API_KEYS_FILE !== undefined,
     jwt: config.JWT_ISSUER !== undefined,
@@ -245,6 +252,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store,
     keys: signing,
     render: renderNotification,
+    artifactUrl: engine.artifactUrl,
     policy: config.pushPolicy,
     timeoutMs: config.PUSH_TIMEOUT_MS,
     maxAgeMs: config.PUSH_MAX_AGE_MS,

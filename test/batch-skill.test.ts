@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { isEngineError } from '../src/engine/errors.js';
 import { BUILTIN_OPERATIONS, batchSkill, defineOperation } from '../src/skills/batch.js';
 import {
+  artifactText,
   call,
   type Harness,
   harness,
@@ -75,8 +76,7 @@ type Line = { index: number; ok: true; result: unknown } | { index: number; ok: 
 /** The task's results artifact, decoded into its NDJSON lines, and its summary artifact. */
 async function outputs(id: string) {
   const { artifacts } = await h.engine.get(OWNER, id);
-  const results = artifacts.find((a) => a.name === 'results.ndjson');
-  const text = (results?.parts ?? []).map((p) => Buffer.from(p.raw ?? '', 'base64').toString()).join('');
+  const text = await artifactText(h.engine, id, 'results.ndjson');
   const lines = text
     .split('\n')
     .filter(Boolean)
@@ -208,7 +208,7 @@ describe('batch skill', () => {
     expect(chunks[0]?.append).toBe(false);
     expect(chunks.slice(1).every((c) => c.append)).toBe(true);
     expect(chunks.map((c) => c.lastChunk)).toEqual(chunks.map((_, i) => i === chunks.length - 1));
-    expect(chunks.every((c) => c.artifact.parts.every((p) => p.raw))).toBe(true); // no empty chunk
+    expect(chunks.every((c) => c.artifact.parts.every((p) => p.raw || p.blob?.size))).toBe(true); // no empty chunk
     const { lines } = await outputs(id);
     expect(lines.map((l) => l.index)).toEqual(items.map((_, i) => i));
     const sha = createHash('sha256').update('item 4999').digest('hex');

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskView } from '../src/engine/task.js';
 import { type CommandSpec, commandSkill, loadCommands } from '../src/skills/command.js';
 import {
+  artifactText,
   call,
   type Harness,
   harness,
@@ -79,19 +80,15 @@ beforeEach(() => {
 });
 afterEach(() => h.close());
 
+const outputOf = (view: TaskView): Promise<string> => artifactText(h.engine, view.record.id, 'output.log');
+
 const run = (command: string, params?: Record<string, string>) =>
   submit(h.engine, call('command', { command, ...(params ? { params } : {}) }));
-
-const outputOf = (view: TaskView): string =>
-  view.artifacts
-    .filter((a) => a.name === 'output.log')
-    .flatMap((a) => a.parts.map((p) => p.text ?? ''))
-    .join('');
 
 /** Waits until the command's output artifact matches `pattern`; returns the match. */
 const waitForOutput = (id: string, pattern: RegExp) =>
   waitFor(
-    async () => pattern.exec(outputOf(await h.engine.get(OWNER, id))) ?? undefined,
+    async () => pattern.exec(await outputOf(await h.engine.get(OWNER, id))) ?? undefined,
     () => `output of ${id} to match ${pattern}`,
   );
 
@@ -121,8 +118,8 @@ describe('command skill', () => {
     expect(textOf(done.statusMessage)).toBe('hello exited 0');
     const view = await h.engine.get(OWNER, id);
     expect(view.artifacts.map((a) => a.name)).toEqual(['output.log']);
-    expect(outputOf(view)).toContain('to stdout\n');
-    expect(outputOf(view)).toContain('to stderr\n');
+    expect(await outputOf(view)).toContain('to stdout\n');
+    expect(await outputOf(view)).toContain('to stderr\n');
     const chunks = (await h.store.readEvents(id, 0, 100)).flatMap((e) =>
       e.event.kind === 'artifact' ? [e.event] : [],
     );
@@ -139,7 +136,7 @@ describe('command skill', () => {
     expect(message).toContain('line 11\nline 12');
     expect(message).toMatch(/line 30$/);
     expect(message).not.toMatch(/line 10\n/);
-    expect(outputOf(await h.engine.get(OWNER, id))).toContain('line 1\n');
+    expect(await outputOf(await h.engine.get(OWNER, id))).toContain('line 1\n');
   });
 
   it('fails saying so when the executable does not exist', async () => {
@@ -190,12 +187,17 @@ describe('what a caller may run', () => {
     h.startRunner();
     const id = await run('argv', { text: 'two words' });
     await waitForState(h.engine, id, 'completed');
-    const printed = JSON.parse(outputOf(await h.engine.get(OWNER, id)));
+    const printed = JSON.parse(await outputOf(await h.engine.get(OWNER, id)));
     expect(printed).toEqual(['two words', 'prefix-two words', '5']);
 
     const again = await run('argv', { text: 'x', opt: '--loud', level: '7' });
     await waitForState(h.engine, again, 'completed');
-    expect(JSON.parse(outputOf(await h.engine.get(OWNER, again)))).toEqual(['x', 'prefix-x', '--loud', '7']);
+    expect(JSON.parse(await outputOf(await h.engine.get(OWNER, again)))).toEqual([
+      'x',
+      'prefix-x',
+      '--loud',
+      '7',
+    ]);
   });
 });
 
@@ -252,7 +254,7 @@ describe('output', () => {
     h.startRunner();
     const id = await run('chatty');
     await waitForState(h.engine, id, 'completed');
-    const lines = outputOf(await h.engine.get(OWNER, id)).split('\n');
+    const lines = (await outputOf(await h.engine.get(OWNER, id))).split('\n');
     expect(lines).toHaveLength(10_001);
     expect(lines[9999]).toBe('line 9999');
     const events = await h.store.readEvents(id, 0, 10_000);

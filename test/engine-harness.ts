@@ -139,3 +139,13 @@ export async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected a rejection');
 }
+
+/** The text of the task's artifact named `name`, read as a file (inline or stored out of the log). */
+export async function artifactText(engine: Engine, id: string, name: string, owner = OWNER): Promise<string> {
+  const artifact = (await engine.get(owner, id)).artifacts.find((a) => a.name === name);
+  if (!artifact) return '';
+  const file = await engine.artifactFile(owner, id, artifact.artifactId);
+  const pieces: Buffer[] = [];
+  for await (const piece of file.read()) pieces.push(piece);
+  return Buffer.concat(pieces).toString();
+}

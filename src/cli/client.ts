@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import { CliError, EXIT, TASK_NOT_FOUND } from './exit-codes.js';
 
@@ -75,6 +76,38 @@ export class A2AClient {
   }
 
   /** A unary call: its `result`, or a CliError for a JSON-RPC error or an unexpected answer. */
+  /**
+   * A file the agent links (a large artifact), as a byte stream. The credentials go only to the
+   * agent's own origin: a link elsewhere is refused rather than sent the token.
+   */
+  async download(url: string): Promise<Readable> {
+    const target = new URL(url, this.endpoint);
+    if (target.origin !== new URL(this.endpoint).origin) {
+      throw new CliError(
+        EXIT.refused,
+        `the result links ${target.href}, not on this agent: fetch it yourself`,
+      );
+    }
+    let res: Response;
+    try {
+      res = await fetch(target, {
+        headers: this.token ? { Authorization: `Bearer ${this.token}` } : {},
+      });
+    } catch (err) {
+      throw new CliError(EXIT.connection, `cannot reach ${target.origin}: ${(err as Error).message}`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new CliError(
+        EXIT.auth,
+        `downloading ${target.pathname}: credentials refused (HTTP ${res.status})`,
+      );
+    }
+    if (!res.ok || !res.body) {
+      throw new CliError(EXIT.refused, `downloading ${target.pathname} failed: HTTP ${res.status}`);
+    }
+    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  }
+
   async call(method: string, params: unknown): Promise<Json> {
     const res = await this.post(method, params, 'application/json');
     let body: Json;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import type { A2AClient, Json } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { follow } from './follow.js';
@@ -9,7 +10,7 @@ import {
   messageText,
   progressBar,
   progressText,
-  resultBytes,
+  resultPieces,
   taskLine,
 } from './render.js';
 import { exitCodeOf, isSettled, shortState } from './states.js';
@@ -154,9 +155,15 @@ export async function result({ client, args, values, out, err }: CommandInput): 
     return exitCodeOf(state);
   }
   const artifacts = (task.artifacts ?? []) as Json[];
-  const bytes = values.json ? Buffer.from(`${JSON.stringify(artifacts)}\n`) : resultBytes(artifacts);
-  if (values.output) writeFileSync(String(values.output), bytes);
-  else out.write(bytes);
+  const pieces = values.json ? [Buffer.from(`${JSON.stringify(artifacts)}\n`)] : resultPieces(artifacts);
+  const sink = values.output ? createWriteStream(String(values.output)) : out;
+  for (const piece of pieces) {
+    // A large file streams from the agent to the sink: never held whole in memory.
+    if (Buffer.isBuffer(piece)) await write(sink, piece);
+    else await pipeline(await client.download(piece.download), sink, { end: false });
+  }
+  if (sink !== out)
+    await new Promise<void>((resolve, reject) => sink.end(() => resolve()).once('error', reject));
   return EXIT.ok;
 }
 
@@ -205,4 +212,11 @@ export async function watch({ client, args, values, out, err }: CommandInput): P
   const code = exitCodeOf(final);
   if (code !== EXIT.ok) println(err, `task ${id} is ${shortState(final)}`);
   return code;
+}
+
+/** Writes a piece, waiting for the sink to take it. */
+function write(sink: NodeJS.WritableStream, piece: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    sink.write(piece, (err) => (err ? reject(err) : resolve()));
+  });
 }

@@ -60,22 +60,31 @@ export function progressBar(percent: number | undefined, text: string, state: st
   return line.length > w - 1 ? line.slice(0, w - 1) : line.padEnd(w - 1);
 }
 
+/** Metadata key of a file part that links a large artifact stored by the agent (its size). */
+const LINKED_BYTES = 'taskhandle.bytes';
+
+/** A piece of a result: bytes to write, or a file the agent links, to download and write. */
+export type ResultPiece = Buffer | { download: string };
+
 /**
- * The result of a task as bytes: one file artifact is its bytes (its `raw` base64 parts joined);
- * otherwise each part in order: text as text, data as JSON lines, files as bytes, URLs as lines.
+ * The result of a task, in order: one file artifact is its bytes (its `raw` base64 parts joined,
+ * or the file the agent links when it is large); otherwise each part in order: text as text, data
+ * as JSON lines, files as bytes, other URLs as lines.
  */
-export function resultBytes(artifacts: Json[]): Buffer {
-  const chunks: Buffer[] = [];
+export function resultPieces(artifacts: Json[]): ResultPiece[] {
+  const pieces: ResultPiece[] = [];
   for (const artifact of artifacts) {
     for (const part of (artifact.parts ?? []) as Json[]) {
-      if (typeof part.raw === 'string') chunks.push(Buffer.from(part.raw, 'base64'));
-      else if (typeof part.file?.bytes === 'string') chunks.push(Buffer.from(part.file.bytes, 'base64'));
-      else if (typeof part.text === 'string') chunks.push(Buffer.from(withNewline(part.text)));
-      else if (part.data !== undefined) chunks.push(Buffer.from(`${JSON.stringify(part.data)}\n`));
-      else if (typeof part.url === 'string') chunks.push(Buffer.from(`${part.url}\n`));
+      if (typeof part.raw === 'string') pieces.push(Buffer.from(part.raw, 'base64'));
+      else if (typeof part.file?.bytes === 'string') pieces.push(Buffer.from(part.file.bytes, 'base64'));
+      else if (typeof part.text === 'string') pieces.push(Buffer.from(withNewline(part.text)));
+      else if (part.data !== undefined) pieces.push(Buffer.from(`${JSON.stringify(part.data)}\n`));
+      else if (typeof part.url === 'string' && part.metadata?.[LINKED_BYTES] !== undefined)
+        pieces.push({ download: part.url });
+      else if (typeof part.url === 'string') pieces.push(Buffer.from(`${part.url}\n`));
     }
   }
-  return Buffer.concat(chunks);
+  return pieces;
 }
 
 const withNewline = (s: string): string => (s.endsWith('\n') ? s : `${s}\n`);

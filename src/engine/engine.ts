@@ -7,6 +7,8 @@ import type {
   TaskStore,
   WriteResult,
 } from '../store/port.js';
+import { type ArtifactFile, artifactFile, withContent as readContent } from './artifact-reader.js';
+import { type ArtifactLink, foldArtifacts } from './artifacts.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import { uuidv7 } from './ids.js';
@@ -22,7 +24,7 @@ import {
   type TaskState,
   type TaskView,
 } from './task.js';
-import { foldView } from './view.js';
+import { DEFAULT_ARTIFACT_LINK, foldView } from './view.js';
 import { waitForEvents } from './wait.js';
 
 export interface EngineOptions {
@@ -39,6 +41,8 @@ export interface EngineOptions {
   /** Unfinished tasks an owner may have at once; 0 for no limit. */
   maxActiveTasks?: number;
   limits?: Partial<EngineLimits>;
+  /** Where views link large artifacts (the download route, as callers reach it). */
+  artifactUrl?: ArtifactLink;
 }
 
 /** Bounds on what callers' messages and skills' artifacts may make a task hold. */
@@ -49,12 +53,18 @@ export interface EngineLimits {
   maxHistoryMessages: number;
   /** Bytes of one artifact (all its chunks), as a skill writes it in one run. */
   maxArtifactBytes: number;
+  /** An artifact past this many bytes is stored out of the log and shown by reference. */
+  inlineArtifactBytes: number;
+  /** Artifact bytes one owner may have stored over all its tasks; 0 for no quota. */
+  maxStoredBytes: number;
 }
 
 const DEFAULT_LIMITS: EngineLimits = {
   maxMessageParts: 100,
   maxHistoryMessages: 1000,
   maxArtifactBytes: 100 * 2 ** 20,
+  inlineArtifactBytes: 64 * 2 ** 10,
+  maxStoredBytes: 0,
 };
 
 /** What a caller may do, as its identity says. */
@@ -107,6 +117,9 @@ export class Engine {
   readonly #newTaskId: (now: number) => string;
   readonly #maxActiveTasks: number;
   readonly limits: EngineLimits;
+  readonly artifactUrl: ArtifactLink;
+  /** Stream entries with their content read back, shared by every subscriber of the task. */
+  readonly #withContent = new WeakMap<LoggedEvent, Promise<LoggedEvent>>();
   readonly #queuedListeners = new Set<() => void>();
   readonly #cancelListeners = new Set<(taskId: string) => void>();
   readonly #pushListeners = new Set<() => void>();
@@ -124,6 +137,7 @@ export class Engine {
     this.#newTaskId = options.newTaskId ?? uuidv7;
     this.#maxActiveTasks = options.maxActiveTasks ?? 0;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.artifactUrl = options.artifactUrl ?? DEFAULT_ARTIFACT_LINK;
     this.push = new PushConfigs(this.#store, this.now);
     this.#store.watch((change) => this.#heard(change));
   }
@@ -220,7 +234,11 @@ export class Engine {
     this.#publish(result);
     this.#queued();
     // The write returned the whole new task: no need to read it back.
-    return { kind: 'task', view: foldView(result.record, result.events), created };
+    return {
+      kind: 'task',
+      view: foldView(result.record, result.events, undefined, this.artifactUrl),
+      created,
+    };
   }
 
   async #sendToTask(
@@ -314,9 +332,35 @@ export class Engine {
   }
 
   async get(owner: string, id: string, historyLength?: number): Promise<TaskView> {
-    const found = await this.#store.getTaskWithLog(id, this.now());
-    if (!found || found.record.owner !== owner) throw notFound(id);
-    return foldView(found.record, found.log, historyLength);
+    // Ownership is part of the read: another owner's task costs and answers what a missing id does.
+    const found = await this.#store.getTaskWithLog(id, this.now(), owner);
+    if (!found) throw notFound(id);
+    return foldView(found.record, found.log, historyLength, this.artifactUrl);
+  }
+
+  /**
+   * One of the caller's artifacts as a file, read from the store a piece at a time (the download
+   * route streams it at constant memory, whatever its size).
+   */
+  async artifactFile(owner: string, id: string, artifactId: string): Promise<ArtifactFile> {
+    const found = await this.#store.getTaskWithLog(id, this.now(), owner);
+    if (!found) throw notFound(id);
+    const artifact = foldArtifacts(found.log).get(artifactId);
+    if (!artifact) throw new EngineError('task-not-found', `Task ${id} has no artifact ${artifactId}`);
+    return artifactFile(this.#store, id, artifact);
+  }
+
+  /**
+   * A stream entry as the skill wrote it: the content of an artifact chunk stored out of the log is
+   * read back (once per entry, however many subscribers stream it).
+   */
+  withContent(entry: LoggedEvent): Promise<LoggedEvent> {
+    let read = this.#withContent.get(entry);
+    if (!read) {
+      read = readContent(this.#store, entry, (artifactId) => this.artifactUrl(entry.taskId, artifactId));
+      this.#withContent.set(entry, read);
+    }
+    return read;
   }
 
   async list(owner: string, o: ListOptions): Promise<{ views: TaskView[]; page: ListPage }> {

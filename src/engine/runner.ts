@@ -187,7 +187,14 @@ export class Runner {
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
-    const ctx = new SkillContextImpl(engine, record, leaseToken, controller, view.history);
+    const ctx = new SkillContextImpl(
+      engine,
+      record,
+      leaseToken,
+      controller,
+      view.history,
+      skill.maxArtifactBytes,
+    );
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
       await ctx.flush();

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { partBytes, toBlobPart } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
+import { isQuotaExceeded } from './errors.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
-import { ANSWERED_BY, type Message, type Part, type Progress, type TaskRecord } from './task.js';
+import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
 
 /** Thrown by requestInput/ask when the answer is not there yet: the runner parks the task. */
 export class InputRequired extends Error {
@@ -53,6 +55,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   readonly #owner: string;
   /** Bytes written so far to each artifact of this run (appended chunks add up). */
   readonly #artifactBytes = new Map<string, number>();
+  /** The skill's own cap on an artifact's bytes, if it declares one. */
+  readonly #maxArtifactBytes: number | undefined;
   #lastProgressAt = 0;
   #lastProgress: Progress | undefined;
   #pendingProgress: Progress | undefined;
@@ -64,7 +68,9 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     leaseToken: string,
     controller: AbortController,
     history: readonly Message[],
+    maxArtifactBytes?: number,
   ) {
+    this.#maxArtifactBytes = maxArtifactBytes;
     const fromCaller = history.filter((m) => m.role === 'ROLE_USER');
     this.taskId = record.id;
     this.contextId = record.contextId;
@@ -106,14 +112,29 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   async artifact(update: ArtifactUpdate): Promise<string> {
     const artifactId = update.artifactId ?? randomUUID();
     const { append = false, lastChunk = false, ...rest } = update;
-    const bytes =
-      (append ? (this.#artifactBytes.get(artifactId) ?? 0) : 0) + update.parts.reduce(partBytes, 0);
-    const max = this.#engine.limits.maxArtifactBytes;
+    const adding = update.parts.reduce((sum, p) => sum + partBytes(p), 0);
+    const bytes = (append ? (this.#artifactBytes.get(artifactId) ?? 0) : 0) + adding;
+    const { limits } = this.#engine;
+    // Refused before anything is written: the job fails saying so, what came before stays.
+    const max = Math.min(limits.maxArtifactBytes, this.#maxArtifactBytes ?? Number.POSITIVE_INFINITY);
     if (bytes > max)
       throw new RangeError(`artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`);
     this.#artifactBytes.set(artifactId, bytes);
+    // Once the artifact outgrows the inline size, its content goes beside the log, not into it.
+    const blobs: Buffer[] = [];
+    const parts =
+      bytes <= limits.inlineArtifactBytes
+        ? rest.parts
+        : rest.parts.map((p) => {
+            const moved = toBlobPart(p);
+            if (!moved) return p;
+            blobs.push(moved.data);
+            return moved.part;
+          });
     await this.#write({
-      events: [{ kind: 'artifact', artifact: { ...rest, artifactId }, append, lastChunk }],
+      events: [{ kind: 'artifact', artifact: { ...rest, parts, artifactId }, append, lastChunk }],
+      blobs,
+      storage: { owner: this.#owner, bytes: adding, quota: limits.maxStoredBytes || undefined },
     });
     return artifactId;
   }
@@ -177,6 +198,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
         at: this.#engine.now(),
       })
       .catch((err: unknown) => {
+        // Over its owner's quota: the job's own outcome (it fails saying so), not a store failure.
+        if (isQuotaExceeded(err)) throw err;
         throw new StoreFailed(this.taskId, err);
       });
     if (!result) {
@@ -188,14 +211,6 @@ export class SkillContextImpl<I> implements SkillContext<I> {
 
 const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
   b !== undefined && a.percent === b.percent && a.message === b.message;
-
-/** What a part adds to an artifact: decoded bytes for raw parts, UTF-8 bytes otherwise. */
-function partBytes(sum: number, p: Part): number {
-  if (p.raw !== undefined) return sum + Math.floor((p.raw.length * 3) / 4);
-  if (p.text !== undefined) return sum + Buffer.byteLength(p.text);
-  if (p.data !== undefined) return sum + Buffer.byteLength(JSON.stringify(p.data) ?? '');
-  return sum + Buffer.byteLength(p.url ?? '');
-}
 
 /** What an answer says: its first data part, else its text (trimmed). */
 function answerValue(message: Message): unknown {

@@ -106,6 +106,8 @@ export interface Skill<I = unknown> {
   /** How long the task is kept, from creation (capped by the server's maximum). */
   ttlMs: number;
   onInterrupt: InterruptPolicy;
+  /** Bytes one artifact of this skill may hold (one run); the server's MAX_ARTIFACT_BYTES caps it. */
+  maxArtifactBytes?: number;
   /** Answers some messages at once with a Message and no task (return undefined to make a task). */
   directReply?: (message: Message) => Message | undefined;
   run(ctx: SkillContext<I>): Promise<SkillOutcome | undefined>;

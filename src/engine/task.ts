@@ -49,6 +49,19 @@ export interface Part {
   filename?: string;
   mediaType?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * Engine-internal, never shown to callers: the part's content is kept out of the event log, as
+   * chunks stored beside the event that holds it (see {@link BlobRef}). Views show the artifact by
+   * reference (a download URL); streams read the bytes back.
+   */
+  blob?: BlobRef;
+}
+
+/** What a stored-out-of-line part was, and how many bytes it holds. */
+export interface BlobRef {
+  /** The field the content came from: bytes (`raw`), `text`, or `data` (stored as its JSON). */
+  kind: 'raw' | 'text' | 'data';
+  size: number;
 }
 
 export type Role = 'ROLE_USER' | 'ROLE_AGENT';

@@ -1,24 +1,25 @@
+import { type ArtifactLink, foldArtifacts, shownArtifact } from './artifacts.js';
 import type { LoggedEvent } from './events.js';
-import type { Artifact, Message, TaskRecord, TaskView } from './task.js';
+import type { Message, TaskRecord, TaskView } from './task.js';
+
+/** Where views link large artifacts when no face says (tests, internal reads): the jobs route. */
+export const DEFAULT_ARTIFACT_LINK: ArtifactLink = (taskId, artifactId) =>
+  `/v1/jobs/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`;
 
 /**
  * Folds a task's log into what callers see: artifacts (chunks appended in order, a non-append
  * update replacing the artifact) and history (the caller's messages and the agent's status
  * messages, oldest first, without the current status message, which `status` already carries).
  */
-export function foldView(record: TaskRecord, log: readonly LoggedEvent[], historyLength?: number): TaskView {
-  const artifacts = new Map<string, Artifact>();
+export function foldView(
+  record: TaskRecord,
+  log: readonly LoggedEvent[],
+  historyLength?: number,
+  link: ArtifactLink = DEFAULT_ARTIFACT_LINK,
+): TaskView {
   let history: Message[] = [];
   for (const { event } of log) {
-    if (event.kind === 'artifact') {
-      const previous = artifacts.get(event.artifact.artifactId);
-      artifacts.set(
-        event.artifact.artifactId,
-        event.append && previous
-          ? { ...previous, parts: [...previous.parts, ...event.artifact.parts] }
-          : event.artifact,
-      );
-    } else if (event.kind === 'message') {
+    if (event.kind === 'message') {
       history.push(event.message);
     } else if (event.kind === 'status' && event.message) {
       history.push(event.message);
@@ -27,14 +28,22 @@ export function foldView(record: TaskRecord, log: readonly LoggedEvent[], histor
   const current = record.statusMessage;
   if (current && history.at(-1)?.messageId === current.messageId) history.pop();
   if (historyLength !== undefined) history = historyLength <= 0 ? [] : history.slice(-historyLength);
-  return { record, artifacts: [...artifacts.values()], history };
+  const artifacts = [...foldArtifacts(log).values()].map((a) =>
+    shownArtifact(a, link(record.id, a.artifactId)),
+  );
+  return { record, artifacts, history };
 }
 
 /**
  * The task as it stood right after event `seq` of its log: what a notification about that event
  * shows, even when it is delivered after the task moved on.
  */
-export function viewAt(record: TaskRecord, log: readonly LoggedEvent[], seq: number): TaskView {
+export function viewAt(
+  record: TaskRecord,
+  log: readonly LoggedEvent[],
+  seq: number,
+  link?: ArtifactLink,
+): TaskView {
   const upTo = log.filter((entry) => entry.seq <= seq);
   let { state, statusMessage, updatedAt } = record;
   for (const { event, at } of upTo) {
@@ -43,5 +52,5 @@ export function viewAt(record: TaskRecord, log: readonly LoggedEvent[], seq: num
     statusMessage = event.message;
     updatedAt = at;
   }
-  return foldView({ ...record, state, statusMessage, updatedAt, lastSeq: seq }, upTo);
+  return foldView({ ...record, state, statusMessage, updatedAt, lastSeq: seq }, upTo, undefined, link);
 }

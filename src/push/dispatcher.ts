@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { type ArtifactLink, linkedEntry } from '../engine/artifacts.js';
 import type { LoggedEvent } from '../engine/events.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification } from '../engine/push.js';
 import type { TaskView } from '../engine/task.js';
-import { viewAt } from '../engine/view.js';
+import { DEFAULT_ARTIFACT_LINK, viewAt } from '../engine/view.js';
 import type { TaskStore } from '../store/port.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { SigningKeys } from './signing-keys.js';
@@ -20,6 +21,8 @@ export interface DispatcherOptions {
   store: TaskStore;
   keys: SigningKeys;
   render: RenderNotification;
+  /** Where notifications link large artifacts (their content is never put in a body). */
+  artifactUrl?: ArtifactLink;
   policy: AddressPolicy;
   /** One delivery attempt, connect to response. */
   timeoutMs: number;
@@ -156,7 +159,11 @@ export class PushDispatcher {
       found?.log.find((e) => e.seq === n.seq) ?? (await o.store.readEvents(n.taskId, n.seq - 1, 1))[0];
     if (!found || entry?.seq !== n.seq) return { kind: 'dead', at: now, error: 'the task has expired' };
 
-    const { body, contentType } = o.render(n.config.format, viewAt(found.record, found.log, n.seq), entry);
+    const { body, contentType } = o.render(
+      n.config.format,
+      viewAt(found.record, found.log, n.seq, o.artifactUrl),
+      linkedEntry(entry, o.artifactUrl ?? DEFAULT_ARTIFACT_LINK),
+    );
     const url = new URL(n.config.url);
     url.hash = ''; // the fragment is ours (see push-config), never sent
     const headers: Record<string, string> = {

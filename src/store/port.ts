@@ -2,6 +2,9 @@ import type { LoggedEvent, TaskEvent } from '../engine/events.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification, PushConfig } from '../engine/push.js';
 import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
 
+/** Blob parts are stored in pieces of this many bytes: a reader holds one piece at a time. */
+export const BLOB_PIECE_BYTES = 1024 * 1024;
+
 /** A caller's message, as duplicate detection knows it. */
 export interface MessageKey {
   owner: string;
@@ -52,6 +55,16 @@ export interface GuardedWrite {
   inputDeadline?: number;
   events: TaskEvent[];
   at: number;
+  /**
+   * The contents of the events' blob parts (Part.blob), in the order the parts appear: stored as
+   * chunks of the event that holds each, in the write's own transaction.
+   */
+  blobs?: readonly Buffer[];
+  /**
+   * Artifact bytes the write adds to the task's owner's stored total; with `quota`, a write that
+   * would take the total past it is refused whole with QuotaExceeded (engine/errors.ts).
+   */
+  storage?: { owner: string; bytes: number; quota?: number };
 }
 
 export interface WriteResult {
@@ -127,8 +140,20 @@ export interface TaskStore {
    * event `lastSeq`), read without decoding the task: lets a poll reuse a rendering it made before.
    */
   getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined>;
-  /** The record plus the entries of its log that make up its view (all but `progress`), oldest first. */
-  getTaskWithLog(id: string, now: number): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;
+  /**
+   * The record plus the entries of its log that make up its view (all but `progress`), oldest first.
+   * With `owner`, another owner's task is not read at all: it is missing, as an unknown id is.
+   */
+  getTaskWithLog(
+    id: string,
+    now: number,
+    owner?: string,
+  ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;
+  /**
+   * One piece of a blob part (pieces are {@link BLOB_PIECE_BYTES} long but the last): the `piece`-th
+   * of part `part` of event `seq` of the task; undefined once the task is gone.
+   */
+  readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined>;
   listTasks(filter: ListFilter): Promise<ListPage>;
   /** Events with seq > afterSeq, oldest first. */
   readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]>;

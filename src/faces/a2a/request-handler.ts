@@ -281,7 +281,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
           state.cursor.seq = item.seq;
         } else {
           contextId ||= (await this.#engine.get(owner, id, 0)).record.contextId;
-          response = streamResponseOf(item.entry, contextId);
+          // Artifact chunks stored out of the log stream as they were written.
+          response = streamResponseOf(await this.#engine.withContent(item.entry), contextId);
           state.cursor.seq = item.entry.seq;
           state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
         }

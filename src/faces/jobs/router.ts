@@ -9,12 +9,13 @@ import { isTerminal, type Part, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
+import { sendArtifact } from './artifact-download.js';
 import { jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
 import { jobEvents } from './events.js';
 import { IDEMPOTENCY_METADATA, InFlightKeys, KEY_PATTERN, messageIdOf, payloadHash } from './idempotency.js';
 import { OPENAPI } from './openapi.js';
 import { parsePrefer } from './prefer.js';
-import { download } from './result.js';
+import { singleFile } from './result.js';
 
 export type JobsAudit = (action: string, principal: Principal, taskId: string) => void;
 
@@ -213,15 +214,25 @@ export function jobsRouter(o: JobsOptions): express.Router {
         );
       }
       if (req.query.download === '1') {
-        const file = download(view);
-        if (!file) throw new Refused(406, 'This result is not a single file; read it as JSON');
-        res
-          .type(file.mediaType)
-          .set('Content-Disposition', `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`)
-          .send(file.bytes);
+        const artifactId = singleFile(view);
+        if (!artifactId) throw new Refused(406, 'This result is not a single file; read it as JSON');
+        await sendArtifact(req, res, await o.engine.artifactFile(ownerOf(res), r.id, artifactId));
         return;
       }
       res.json(resultBody(view));
+    }),
+  );
+
+  // An artifact as a file, streamed from the store (large ones are linked here from every face).
+  jobs.get(
+    '/:id/artifacts/:artifactId',
+    route(async (req, res) => {
+      const file = await o.engine.artifactFile(
+        ownerOf(res),
+        String(req.params.id),
+        String(req.params.artifactId),
+      );
+      await sendArtifact(req, res, file);
     }),
   );
 

@@ -95,6 +95,25 @@ CREATE TABLE push_outbox (
 CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE dead_at IS NULL;
 `,
   },
+  {
+    version: 2,
+    name: 'large artifacts stored beside the log, and the artifact bytes each owner stores',
+    sql: `
+ALTER TABLE tasks ADD COLUMN stored_bytes bigint NOT NULL DEFAULT 0;
+CREATE TABLE blob_pieces (
+  task_id text NOT NULL,
+  seq     integer NOT NULL,
+  part    integer NOT NULL,
+  piece   integer NOT NULL,
+  data    bytea NOT NULL,
+  PRIMARY KEY (task_id, seq, part, piece)
+);
+CREATE TABLE owner_usage (
+  owner text PRIMARY KEY,
+  bytes bigint NOT NULL
+);
+`,
+  },
 ];
 
 /**

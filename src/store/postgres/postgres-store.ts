@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
   type DeliveryOutcome,
@@ -9,6 +10,7 @@ import {
   type PushConfig,
 } from '../../engine/push.js';
 import type { TaskRecord } from '../../engine/task.js';
+import { blobPieces } from '../blobs.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type {
   ClaimedTask,
@@ -35,7 +37,7 @@ import {
 } from '../rows.js';
 import { ChangeFeed, notice } from './change-feed.js';
 import { createTask } from './create-task.js';
-import { connectionConfig, Db } from './db.js';
+import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
 import { encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
@@ -125,30 +127,40 @@ export class PostgresStore implements TaskStore {
       w.events.flatMap((e, i) => (notifiesByDefault(e) ? [i + 1] : [])),
       this.#channel,
       notice.events(this.#instance, w.taskId, lastStatus?.kind === 'status' ? lastStatus.state : undefined),
+      w.storage?.bytes ?? 0,
     ];
     const written = (row: TaskRow | undefined): WriteResult | undefined =>
       row && { record: toRecord(row), events: logged(row, row.last_seq - w.events.length + 1, w.events) };
-    if (!dedupe) return written(await this.#db.one<TaskRow>(Q.guardedWrite, values));
+    if (!dedupe && !w.storage && !w.blobs?.length) {
+      return written(await this.#db.one<TaskRow>(Q.guardedWrite, values));
+    }
     const refused = Symbol('refused');
     try {
       return await this.#db.transaction(async (client) => {
-        // The message id first: a concurrent delivery of the same message waits here, then sees it taken.
-        const taken = await client.query({
-          ...Q.insertMessageId,
-          values: [dedupe.owner, dedupe.messageId, w.taskId],
-        });
-        if (taken.rowCount === 0) {
-          const existing = await client.query<TaskRow>({
-            ...Q.findByMessageId,
-            values: [dedupe.owner, dedupe.messageId],
+        if (dedupe) {
+          // The message id first: a concurrent delivery of the same message waits here, then sees it taken.
+          const taken = await client.query({
+            ...Q.insertMessageId,
+            values: [dedupe.owner, dedupe.messageId, w.taskId],
           });
-          const row = existing.rows[0];
-          if (!row) throw new Error(`message id ${dedupe.messageId} names a task that no longer exists`);
-          return { record: toRecord(row), events: [], duplicate: true };
+          if (taken.rowCount === 0) {
+            const existing = await client.query<TaskRow>({
+              ...Q.findByMessageId,
+              values: [dedupe.owner, dedupe.messageId],
+            });
+            const row = existing.rows[0];
+            if (!row) throw new Error(`message id ${dedupe.messageId} names a task that no longer exists`);
+            return { record: toRecord(row), events: [], duplicate: true };
+          }
         }
         const result = written((await client.query<TaskRow>({ ...Q.guardedWrite, values })).rows[0]);
         // A refused write rolls back: the message is not recorded as delivered.
         if (!result) throw refused;
+        if (w.storage) await addStoredBytes(client, w.storage);
+        const firstSeq = result.record.lastSeq - w.events.length + 1;
+        for (const p of blobPieces(w.events, firstSeq, w.blobs ?? [])) {
+          await client.query({ ...Q.insertBlobPiece, values: [w.taskId, p.seq, p.part, p.piece, p.data] });
+        }
         return result;
       });
     } catch (err) {
@@ -173,11 +185,21 @@ export class PostgresStore implements TaskStore {
   async getTaskWithLog(
     id: string,
     now: number,
+    owner?: string,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
-    const row = await this.#db.one<TaskRow & { log: string | null }>(Q.getTaskWithLog, [id, now]);
+    const row = await this.#db.one<TaskRow & { log: string | null }>(Q.getTaskWithLog, [
+      id,
+      now,
+      owner ?? null,
+    ]);
     if (!row) return undefined;
     const entries = row.log ? (JSON.parse(row.log) as Omit<LoggedEvent, 'taskId'>[]) : [];
     return { record: toRecord(row), log: entries.map((e) => ({ taskId: id, ...e })) };
+  }
+
+  async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
+    const row = await this.#db.one<{ data: Buffer }>(Q.readBlobPiece, [taskId, seq, part, piece]);
+    return row?.data;
   }
 
   async listTasks(f: ListFilter): Promise<ListPage> {
@@ -340,4 +362,14 @@ export class PostgresStore implements TaskStore {
     })();
     return this.#closed;
   }
+}
+
+/** Adds a write's artifact bytes to its owner's total; past the quota, throws (the transaction rolls back). */
+async function addStoredBytes(
+  client: Queryable,
+  { owner, bytes, quota }: NonNullable<GuardedWrite['storage']>,
+): Promise<void> {
+  const { rows } = await client.query<{ bytes: number }>({ ...Q.addStoredBytes, values: [owner, bytes] });
+  const total = Number(rows[0]?.bytes ?? 0);
+  if (quota !== undefined && quota > 0 && total > quota) throw new QuotaExceeded(total - bytes, bytes, quota);
 }

@@ -52,10 +52,10 @@ const SQL = {
   getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(
         '{"seq":' || seq || ',"at":' || at || ',"event":' || payload || '}', ',' ORDER BY seq) || ']'
       FROM events WHERE task_id = t.id AND kind <> 'progress') AS log
-    FROM tasks t WHERE id = $1 AND expires_at > $2`,
+    FROM tasks t WHERE id = $1 AND expires_at > $2 AND ($3::text IS NULL OR owner = $3)`,
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
-  // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice.
+  // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice, $18 stored bytes.
   // One guarded statement per write: state, lease, event counter, log and outbox move together.
   guardedWrite: `WITH u AS (UPDATE tasks SET
       state = COALESCE($3, state),
@@ -64,6 +64,7 @@ const SQL = {
       poll_interval_ms = COALESCE($6, poll_interval_ms),
       updated_at = $10,
       last_seq = last_seq + $9,
+      stored_bytes = stored_bytes + $18,
       approvers = CASE WHEN $3::text IS NULL THEN approvers ELSE $11 END,
       input_deadline = CASE WHEN $3::text IS NULL THEN input_deadline ELSE $12 END,
       lease_owner = CASE WHEN $8 THEN NULL ELSE lease_owner END,
@@ -129,7 +130,13 @@ const SQL = {
     a AS (DELETE FROM events WHERE task_id IN (SELECT id FROM doomed)),
     b AS (DELETE FROM message_ids WHERE task_id IN (SELECT id FROM doomed)),
     c AS (DELETE FROM push_configs WHERE task_id IN (SELECT id FROM doomed)),
-    d AS (DELETE FROM push_outbox WHERE task_id IN (SELECT id FROM doomed))
+    d AS (DELETE FROM push_outbox WHERE task_id IN (SELECT id FROM doomed)),
+    e AS (DELETE FROM blob_pieces WHERE task_id IN (SELECT id FROM doomed)),
+    -- The snapshot still holds the doomed rows: their bytes leave their owners' totals.
+    f AS (UPDATE owner_usage SET bytes = GREATEST(0, owner_usage.bytes - s.bytes)
+      FROM (SELECT owner, sum(stored_bytes) AS bytes FROM tasks
+        WHERE id IN (SELECT id FROM doomed) AND stored_bytes > 0 GROUP BY owner) s
+      WHERE owner_usage.owner = s.owner)
     DELETE FROM tasks WHERE id IN (SELECT id FROM doomed) RETURNING id`,
   /** Taken before a webhook changes: the recount that follows sees every other change committed. */
   lockTask: 'SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE',
@@ -169,6 +176,11 @@ const SQL = {
     WHERE task_id = $1 AND config_id = $2 AND seq = $3`,
   deadNotification: `UPDATE push_outbox SET dead_at = $4, leased_until = 0, last_error = $5
     WHERE task_id = $1 AND config_id = $2 AND seq = $3`,
+  insertBlobPiece: 'INSERT INTO blob_pieces (task_id, seq, part, piece, data) VALUES ($1, $2, $3, $4, $5)',
+  readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = $1 AND seq = $2 AND part = $3 AND piece = $4',
+  // The row lock serializes one owner's writers: the total it returns is exact under any concurrency.
+  addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES ($1, $2)
+    ON CONFLICT (owner) DO UPDATE SET bytes = owner_usage.bytes + excluded.bytes RETURNING bytes`,
   ping: 'SELECT 1',
 } as const;
 

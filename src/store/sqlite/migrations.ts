@@ -124,6 +124,26 @@ CREATE INDEX tasks_input_deadline ON tasks (input_deadline) WHERE state = 'input
     name: 'tasks waiting for input, for the approvals inbox',
     sql: "CREATE INDEX tasks_waiting ON tasks (updated_at) WHERE state = 'input-required';",
   },
+  {
+    version: 8,
+    name: 'large artifacts stored beside the log, and the artifact bytes each owner stores',
+    // A rowid table: SQLite keeps large values best out of a WITHOUT ROWID b-tree.
+    sql: `
+ALTER TABLE tasks ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE blob_pieces (
+  task_id TEXT NOT NULL,
+  seq     INTEGER NOT NULL,
+  part    INTEGER NOT NULL,
+  piece   INTEGER NOT NULL,
+  data    BLOB NOT NULL,
+  PRIMARY KEY (task_id, seq, part, piece)
+);
+CREATE TABLE owner_usage (
+  owner TEXT PRIMARY KEY,
+  bytes INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

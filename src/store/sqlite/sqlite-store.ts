@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { EngineError } from '../../engine/errors.js';
+import { EngineError, QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
   type DeliveryOutcome,
@@ -12,6 +12,7 @@ import {
   type PushConfig,
 } from '../../engine/push.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
+import { blobPieces } from '../blobs.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type {
   ClaimedTask,
@@ -149,10 +150,17 @@ export class SqliteStore implements TaskStore {
         at: w.at,
         approvers: w.approvers?.length ? JSON.stringify(w.approvers) : null,
         input_deadline: w.inputDeadline ?? null,
+        stored_bytes: w.storage?.bytes ?? 0,
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
-      const events = this.#insertEvents(row, row.last_seq - w.events.length + 1, w.at, w.events);
+      // Inside the write's savepoint: a refusal (thrown) rolls the whole write back.
+      if (w.storage) this.#addStoredBytes(w.storage);
+      const firstSeq = row.last_seq - w.events.length + 1;
+      for (const p of blobPieces(w.events, firstSeq, w.blobs ?? [])) {
+        this.#q.insertBlobPiece.run(w.taskId, p.seq, p.part, p.piece, p.data);
+      }
+      const events = this.#insertEvents(row, firstSeq, w.at, w.events);
       return { record: toRecord(row), events };
     });
   }
@@ -172,9 +180,12 @@ export class SqliteStore implements TaskStore {
   async getTaskWithLog(
     id: string,
     now: number,
+    owner?: string,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
     // One connection and synchronous statements: no write can fall between these two reads.
-    const row = this.#q.getTask.get(id, now) as TaskRow | undefined;
+    const row = (
+      owner === undefined ? this.#q.getTask.get(id, now) : this.#q.getOwnTask.get(id, now, owner)
+    ) as TaskRow | undefined;
     if (!row) return undefined;
     const log = (this.#q.viewEvents.all(id) as EventRow[]).map((e) => toLogged(id, e));
     return { record: toRecord(row), log };
@@ -200,6 +211,11 @@ export class SqliteStore implements TaskStore {
     const last = page.at(-1);
     const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
     return { records: page.map(toRecord), nextPageToken, totalSize: total };
+  }
+
+  async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
+    const row = this.#q.readBlobPiece.get(taskId, seq, part, piece) as { data: Buffer } | undefined;
+    return row?.data;
   }
 
   async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
@@ -277,6 +293,9 @@ export class SqliteStore implements TaskStore {
     return this.#writes.run(() => {
       const ids = (this.#q.expired.all(now, limit) as { id: string }[]).map((r) => r.id);
       for (const id of ids) {
+        const usage = this.#q.expiredUsage.get(id) as { owner: string; stored_bytes: number };
+        if (usage.stored_bytes > 0) this.#q.addStoredBytes.run(usage.owner, -usage.stored_bytes);
+        this.#q.deleteBlobPieces.run(id);
         this.#q.deleteEvents.run(id);
         this.#q.deleteMessageIds.run(id);
         this.#q.deletePushConfigs.run(id);
@@ -373,6 +392,15 @@ export class SqliteStore implements TaskStore {
       }
       return { taskId, seq, at, event };
     });
+  }
+
+  /** Adds a write's artifact bytes to its owner's total, refusing it past the quota. */
+  #addStoredBytes({ owner, bytes, quota }: NonNullable<GuardedWrite['storage']>): void {
+    if (quota !== undefined && quota > 0) {
+      const stored = (this.#q.storedBytes.get(owner) as { bytes: number } | undefined)?.bytes ?? 0;
+      if (stored + bytes > quota) throw new QuotaExceeded(stored, bytes, quota);
+    }
+    this.#q.addStoredBytes.run(owner, bytes);
   }
 
   /** Recounts the task's webhooks in its row (one statement: the count comes back with RETURNING). */

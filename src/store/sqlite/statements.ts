@@ -17,6 +17,14 @@ const SQL = {
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = ? AND m.message_id = ?`,
   getTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ?',
+  getOwnTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ? AND owner = ?',
+  insertBlobPiece: 'INSERT INTO blob_pieces (task_id, seq, part, piece, data) VALUES (?, ?, ?, ?, ?)',
+  readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = ? AND seq = ? AND part = ? AND piece = ?',
+  storedBytes: 'SELECT bytes FROM owner_usage WHERE owner = ?',
+  addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES (?, ?)
+    ON CONFLICT (owner) DO UPDATE SET bytes = max(0, bytes + excluded.bytes)`,
+  expiredUsage: 'SELECT owner, stored_bytes FROM tasks WHERE id = ?',
+  deleteBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = ?',
   getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
   // Counts at most @limit rows: the cost follows the limit, not the owner's history.
   countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
@@ -30,6 +38,7 @@ const SQL = {
       poll_interval_ms = COALESCE(@poll_interval_ms, poll_interval_ms),
       updated_at = @at,
       last_seq = last_seq + @n,
+      stored_bytes = stored_bytes + @stored_bytes,
       approvers = CASE WHEN @to IS NULL THEN approvers ELSE @approvers END,
       input_deadline = CASE WHEN @to IS NULL THEN input_deadline ELSE @input_deadline END,
       lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
