@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../src/store/port.js';
+import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
 import { leaseContract } from './store-contract/leases.js';
 import { pushContract } from './store-contract/push.js';
@@ -30,6 +31,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     readContract(c);
     leaseContract(c);
     pushContract(c);
+    blobContract(c);
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
