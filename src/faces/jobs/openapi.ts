@@ -141,6 +141,28 @@ export const OPENAPI = {
         },
       },
     },
+    '/v1/jobs/{id}/artifacts/{artifactId}': {
+      parameters: [
+        id,
+        { name: 'artifactId', in: 'path', required: true, schema: { type: 'string' } },
+        {
+          name: 'Range',
+          in: 'header',
+          schema: { type: 'string' },
+          description: 'bytes=a-b, bytes=a- or bytes=-n',
+        },
+      ],
+      get: {
+        summary: 'The artifact as a file, streamed (large artifacts are linked here from every face)',
+        responses: {
+          '200': { description: 'The file, as an attachment', content: { '*/*': {} } },
+          '206': { description: 'The requested byte range', content: { '*/*': {} } },
+          '404': err('No such job, or no such artifact'),
+          '416': { description: 'The range starts past the end of the file' },
+          ...common,
+        },
+      },
+    },
   },
   components: {
     schemas: {
