@@ -55,6 +55,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   readonly #owner: string;
   /** Bytes written so far to each artifact of this run (appended chunks add up). */
   readonly #artifactBytes = new Map<string, number>();
+  /** Artifact bytes this run wrote inline (into the log), all artifacts together. */
+  #inlineBytes = 0;
   /** The skill's own cap on an artifact's bytes, if it declares one. */
   readonly #maxArtifactBytes: number | undefined;
   #lastProgressAt = 0;
@@ -121,16 +123,19 @@ export class SkillContextImpl<I> implements SkillContext<I> {
       throw new RangeError(`artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`);
     this.#artifactBytes.set(artifactId, bytes);
     // Once the artifact outgrows the inline size, its content goes beside the log, not into it.
+    // The inline size bounds the task too: many small artifacts together go by reference as well.
+    const inline =
+      bytes <= limits.inlineArtifactBytes && this.#inlineBytes + adding <= limits.inlineArtifactBytes;
+    if (inline) this.#inlineBytes += adding;
     const blobs: Buffer[] = [];
-    const parts =
-      bytes <= limits.inlineArtifactBytes
-        ? rest.parts
-        : rest.parts.map((p) => {
-            const moved = toBlobPart(p);
-            if (!moved) return p;
-            blobs.push(moved.data);
-            return moved.part;
-          });
+    const parts = inline
+      ? rest.parts
+      : rest.parts.map((p) => {
+          const moved = toBlobPart(p);
+          if (!moved) return p;
+          blobs.push(moved.data);
+          return moved.part;
+        });
     await this.#write({
       events: [{ kind: 'artifact', artifact: { ...rest, parts, artifactId }, append, lastChunk }],
       blobs,

@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ARTIFACT_BYTES } from '../src/engine/artifacts.js';
+import { defineSkill } from '../src/engine/skill.js';
+import {
+  artifactText,
+  call,
+  type Harness,
+  harness,
+  OWNER,
+  submit,
+  textOf,
+  waitForState,
+} from './engine-harness.js';
+import { tempDirs } from './helpers.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+/** Writes `count` text artifacts of `size` bytes each ("a0", "a1"...), then a big one if asked. */
+const writer = defineSkill({
+  id: 'writer',
+  description: 'writes artifacts',
+  input: z.object({ count: z.number(), size: z.number() }),
+  pollIntervalMs: 100,
+  ttlMs: 60_000,
+  onInterrupt: 'fail',
+  maxArtifactBytes: 5000,
+  async run(ctx) {
+    for (let i = 0; i < ctx.input.count; i++) {
+      await ctx.artifact({
+        artifactId: `a${i}`,
+        name: `a${i}.txt`,
+        parts: [{ text: String(i % 10).repeat(ctx.input.size) }],
+      });
+    }
+    return undefined;
+  },
+});
+
+let h: Harness;
+beforeEach(() => {
+  h = harness(dirs.make(), {
+    skills: [writer],
+    limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
+  });
+  h.startRunner();
+});
+afterEach(() => h.close());
+
+describe('artifacts past the inline size', () => {
+  it('many small artifacts of one task add up to the inline size: later ones are shown by reference too', async () => {
+    const id = await submit(h.engine, call('writer', { count: 5, size: 400 }));
+    await waitForState(h.engine, id, 'completed');
+    const { artifacts } = await h.engine.get(OWNER, id);
+    expect(artifacts.map((a) => (a.parts[0]?.text !== undefined ? 'inline' : 'linked'))).toEqual([
+      'inline',
+      'inline',
+      'linked',
+      'linked',
+      'linked',
+    ]);
+    expect(artifacts[4]?.parts[0]).toEqual({
+      url: `/v1/jobs/${id}/artifacts/a4`,
+      filename: 'a4.txt',
+      mediaType: 'text/plain',
+      metadata: { [ARTIFACT_BYTES]: 400 },
+    });
+    expect(await artifactText(h.engine, id, 'a4.txt')).toBe('4'.repeat(400));
+  });
+
+  it("a skill's own maxArtifactBytes is below the server's: the job fails before writing past it", async () => {
+    const id = await submit(h.engine, call('writer', { count: 1, size: 6000 }));
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/would hold 6000 bytes; at most 5000 are kept/);
+  });
+
+  it('the stored-bytes quota is per owner, over all its tasks: the write past it fails the job, whole', async () => {
+    const first = await submit(h.engine, call('writer', { count: 4, size: 4000 }));
+    await waitForState(h.engine, first, 'completed');
+    const second = await submit(h.engine, call('writer', { count: 2, size: 4000 }));
+    const failed = await waitForState(h.engine, second, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/past its quota of 20000 \(MAX_STORED_BYTES\)/);
+    const { artifacts } = await h.engine.get(OWNER, second);
+    expect(artifacts.map((a) => a.artifactId)).toEqual(['a0']);
+    const other = await submit(h.engine, call('writer', { count: 2, size: 4000 }), 'bob');
+    await waitForState(h.engine, other, 'completed');
+  });
+});
