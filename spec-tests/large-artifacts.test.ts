@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLines, rpcStream, send, skillMessage, V1 } from './a2a.js';
 import { type Agent, launch } from './harness.js';
@@ -151,5 +153,49 @@ describe('stored bytes per principal (MAX_STORED_BYTES) and per artifact (MAX_AR
     // Another principal has a quota of its own.
     const bob = await send(agent.as('bob'), skillMessage('export', { rows: 5000 }));
     expect(bob.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
+describe('a client that stops reading a stream', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ env: { MAX_ARTIFACT_BYTES: String(200 * 2 ** 20) } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  /** The server process's resident memory, in bytes (Linux). */
+  const rss = (): number => {
+    const status = readFileSync(`/proc/${agent.proc.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024;
+  };
+
+  it('holds the stream where it is: the server does not buffer the task in memory for it', async () => {
+    // About 54 MB of CSV (72 MB as base64 in SSE events), in chunks of about 1.8 MB.
+    const { task } = await send(agent, skillMessage('export', { rows: 600_000, chunkRows: 20_000 }));
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    const before = rss();
+    const socket = connect(Number(new URL(agent.url).port), '127.0.0.1');
+    socket.pause(); // reads nothing: the kernel's buffers fill, then the server's writes would queue
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SubscribeToTask',
+      params: { id: task.id },
+    });
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n` +
+        `Last-Event-ID: 0\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    let peak = before;
+    for (let i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      peak = Math.max(peak, rss());
+    }
+    socket.destroy();
+    expect(peak - before).toBeLessThan(40 * 2 ** 20);
+    // And the server still answers.
+    expect((await fetch(`${agent.url}/healthz`)).status).toBe(200);
   });
 });

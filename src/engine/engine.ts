@@ -331,6 +331,13 @@ export class Engine {
     return overdue.length;
   }
 
+  /** The caller's task record alone (one indexed read, no log): its state, handle and owner's data. */
+  async record(owner: string, id: string): Promise<TaskRecord> {
+    const record = await this.#store.getTask(id, this.now());
+    if (!record || record.owner !== owner) throw notFound(id);
+    return record;
+  }
+
   async get(owner: string, id: string, historyLength?: number): Promise<TaskView> {
     // Ownership is part of the read: another owner's task costs and answers what a missing id does.
     const found = await this.#store.getTaskWithLog(id, this.now(), owner);
@@ -391,7 +398,7 @@ export class Engine {
    */
   async cancel(owner: string, id: string): Promise<TaskView> {
     for (;;) {
-      const record = await this.#owned(owner, id);
+      const record = await this.record(owner, id);
       if (isTerminal(record.state)) {
         throw new EngineError('task-not-cancelable', `Task ${id} is ${record.state} and cannot be canceled`);
       }
@@ -559,12 +566,6 @@ export class Engine {
 
   #queued(): void {
     for (const listener of this.#queuedListeners) listener();
-  }
-
-  async #owned(owner: string, id: string): Promise<TaskRecord> {
-    const record = await this.#store.getTask(id, this.now());
-    if (!record || record.owner !== owner) throw notFound(id);
-    return record;
   }
 }
 

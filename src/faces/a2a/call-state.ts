@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import { untilDrained } from '../http/sse.js';
 import type { Transport } from './errors.js';
 import type { ProtocolVersion } from './version.js';
 
@@ -20,6 +21,8 @@ export interface CallState {
   readonly signal: AbortSignal;
   /** Sequence number of the event the handler last yielded: the SSE writer uses it as the event id. */
   cursor: StreamCursor;
+  /** Resolves once the client has taken what was written: streams wait for it between events. */
+  drained(): Promise<void>;
 }
 
 const KEY = 'taskhandle.call';
@@ -41,6 +44,7 @@ export function newCallState(
     version: o.version,
     lastEventId: parseLastEventId(req.headers['last-event-id']),
     cursor: {},
+    drained: () => untilDrained(res),
     get signal() {
       if (!signal) {
         const gone = new AbortController();

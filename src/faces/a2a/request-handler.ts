@@ -274,13 +274,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
     let contextId = '';
     try {
       for await (const item of items as AsyncGenerator<StreamItem>) {
+        // A client that does not read holds its stream here (the store keeps the rest), not in memory.
+        await state.drained();
         let response: StreamResponse | undefined;
         if (item.kind === 'task') {
           contextId = item.view.record.contextId;
           response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
           state.cursor.seq = item.seq;
         } else {
-          contextId ||= (await this.#engine.get(owner, id, 0)).record.contextId;
+          contextId ||= (await this.#engine.record(owner, id)).contextId;
           // Artifact chunks stored out of the log stream as they were written.
           response = streamResponseOf(await this.#engine.withContent(item.entry), contextId);
           state.cursor.seq = item.entry.seq;

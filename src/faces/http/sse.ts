@@ -35,6 +35,11 @@ export class SseWriter {
     return this.#write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** Resolves once the client has taken what was written (or has gone): await it between events. */
+  drained(): Promise<void> {
+    return untilDrained(this.#res);
+  }
+
   end(): void {
     if (!this.#closed) this.#res.end();
     this.#stop();
@@ -50,4 +55,21 @@ export class SseWriter {
     this.#closed = true;
     clearInterval(this.#timer);
   }
+}
+
+/**
+ * Resolves once `res` has room in its buffer again, or is gone. Streams await it between events, so
+ * that a client that stops reading holds the stream where it is instead of filling server memory.
+ */
+export function untilDrained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -29,7 +29,8 @@ export async function jobEvents(res: Response, o: JobEventsOptions): Promise<voi
     for (;;) {
       let ended = false;
       for await (const item of o.engine.stream(o.owner, o.id, { afterSeq: cursor, signal })) {
-        const record = (await o.engine.get(o.owner, o.id, 0)).record;
+        // The record alone: a replay of a long log must not fold the whole log once per event.
+        const record = await o.engine.record(o.owner, o.id);
         if (item.kind === 'task') {
           cursor = item.seq;
           sse.send({ seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record) }, item.seq);
@@ -37,10 +38,12 @@ export async function jobEvents(res: Response, o: JobEventsOptions): Promise<voi
           cursor = item.entry.seq;
           sse.send({ seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record) }, cursor);
         }
+        // A client that does not read holds the stream here, not in the server's memory.
+        await sse.drained();
         if (isTerminal(record.state) && (cursor ?? 0) >= record.lastSeq) ended = true;
       }
       if (ended || signal.aborted) break;
-      const now = (await o.engine.get(o.owner, o.id, 0)).record;
+      const now = await o.engine.record(o.owner, o.id);
       if (isTerminal(now.state) && (cursor ?? 0) >= now.lastSeq) break;
     }
   } catch {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
-import { isTerminal, type Part, type TaskView } from '../../engine/task.js';
+import { isTerminal, type Part, type TaskRecord, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
@@ -81,8 +81,8 @@ export function jobsRouter(o: JobsOptions): express.Router {
       throw new Refused(400, 'The body is not JSON');
     }
   };
-  const sendDocument = (res: Response, view: TaskView, status = 200): void => {
-    const r = view.record;
+  // The document is the record's alone: a poll never reads the task's log.
+  const sendDocument = (res: Response, r: TaskRecord, status = 200): void => {
     if (!isTerminal(r.state)) res.set('Retry-After', retryAfterS(r));
     res.status(status).json(jobDocument(r));
   };
@@ -140,7 +140,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
       const prefer = parsePrefer(req.headers.prefer);
       if (prefer.respondAsync) {
         res.set('Preference-Applied', 'respond-async');
-        sendDocument(res, view, 202);
+        sendDocument(res, view.record, 202);
         return;
       }
       if (prefer.waitS !== undefined) {
@@ -152,7 +152,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
           return;
         }
       }
-      sendDocument(res, view, 202);
+      sendDocument(res, view.record, 202);
     }),
   );
 
@@ -182,23 +182,22 @@ export function jobsRouter(o: JobsOptions): express.Router {
   jobs.get(
     '/:id',
     route(async (req, res) => {
-      const view = await o.engine.get(ownerOf(res), String(req.params.id), 0);
-      if (req.query.follow === 'result' && view.record.state === 'completed') {
-        res.redirect(303, resultPath(view.record.id));
+      const record = await o.engine.record(ownerOf(res), String(req.params.id));
+      if (req.query.follow === 'result' && record.state === 'completed') {
+        res.redirect(303, resultPath(record.id));
         return;
       }
-      sendDocument(res, view);
+      sendDocument(res, record);
     }),
   );
 
   jobs.get(
     '/:id/result',
     route(async (req, res) => {
-      const view = await o.engine.get(ownerOf(res), String(req.params.id), 0);
-      const r = view.record;
+      const r = await o.engine.record(ownerOf(res), String(req.params.id));
       if (!isTerminal(r.state)) {
         res.set('Location', jobPath(r.id));
-        sendDocument(res, view, 202);
+        sendDocument(res, r, 202);
         return;
       }
       if (r.state !== 'completed') {
@@ -213,6 +212,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
           },
         );
       }
+      const view = await o.engine.get(ownerOf(res), r.id, 0);
       if (req.query.download === '1') {
         const artifactId = singleFile(view);
         if (!artifactId) throw new Refused(406, 'This result is not a single file; read it as JSON');
@@ -241,7 +241,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
     route(async (req, res) => {
       const owner = ownerOf(res);
       const id = String(req.params.id);
-      await o.engine.get(owner, id, 0); // 404 before the stream opens
+      await o.engine.record(owner, id); // 404 before the stream opens
       const last = req.get('Last-Event-ID');
       const afterSeq = last !== undefined && /^\d+$/.test(last.trim()) ? Number(last) : undefined;
       await jobEvents(res, {
@@ -257,18 +257,18 @@ export function jobsRouter(o: JobsOptions): express.Router {
 
   const cancel = async (res: Response, id: string, method: 'post' | 'delete'): Promise<void> => {
     const owner = ownerOf(res);
-    const current = await o.engine.get(owner, id, 0);
-    if (isTerminal(current.record.state)) {
+    const current = await o.engine.record(owner, id);
+    if (isTerminal(current.state)) {
       // DELETE asks for the job to stop: a finished one already has; POST :cancel says it is too late.
       if (method === 'delete') {
         sendDocument(res, current);
         return;
       }
-      throw new Refused(409, `Job ${id} is ${jobDocument(current.record).status} and cannot be cancelled`);
+      throw new Refused(409, `Job ${id} is ${jobDocument(current).status} and cannot be cancelled`);
     }
     const view = await o.engine.cancel(owner, id);
     o.audit('cancel', principalOf(res), id);
-    sendDocument(res, view);
+    sendDocument(res, view.record);
   };
 
   jobs.delete(
@@ -310,7 +310,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
         res.json({ taskId: id, status: jobDocument(result.view.record).status });
         return;
       }
-      sendDocument(res, result.view);
+      sendDocument(res, result.view.record);
     }),
   );
 
