@@ -73,6 +73,7 @@ const Env = z.object({
   MAX_ACTIVE_TASKS: int(0).default(10_000),
   MAX_MESSAGE_PARTS: int(1).default(100),
   MAX_HISTORY_MESSAGES: int(1).default(1000),
+  MAX_HISTORY_BYTES: int(1024).default(4 * 2 ** 20),
   MAX_ARTIFACT_BYTES: int(1).default(100 * 2 ** 20),
   /** Artifacts up to this many bytes travel inline; larger ones by reference to the download route. */
   INLINE_ARTIFACT_BYTES: int(0, 16 * 2 ** 20).default(64 * 2 ** 10),

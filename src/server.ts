@@ -101,6 +101,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
+      maxHistoryBytes: config.MAX_HISTORY_BYTES,
       maxArtifactBytes: config.MAX_ARTIFACT_BYTES,
       inlineArtifactBytes: config.INLINE_ARTIFACT_BYTES,
       maxStoredBytes: config.MAX_STORED_BYTES,

@@ -24,7 +24,7 @@ beforeEach(() => {
   h = harness(dirs.make(), {
     skills: t.skills,
     defaultSkill: 'quick',
-    limits: { maxMessageParts: 2, maxHistoryMessages: 2, maxArtifactBytes: 2 },
+    limits: { maxMessageParts: 2, maxHistoryMessages: 2, maxHistoryBytes: 1000, maxArtifactBytes: 2 },
   });
 });
 
@@ -61,5 +61,31 @@ describe('engine limits', () => {
     expect(textOf(failed.statusMessage)).toMatch(/artifact out would hold 3 bytes; at most 2 are kept/);
     const { artifacts } = await h.engine.get(OWNER, id);
     expect(artifacts[0]?.parts.map((p) => p.text)).toEqual(['a', 'b']);
+  });
+
+  it('refuses a message that would take the history past maxHistoryBytes, naming the setting', async () => {
+    const id = await submit(h.engine, call('waits', {}));
+    expect(await thrown(() => h.engine.send(OWNER, text('x'.repeat(2000), { taskId: id })))).toMatchObject({
+      code: 'unsupported-operation',
+      message: expect.stringMatching(/more than the 1000 it accepts \(MAX_HISTORY_BYTES\)/),
+    });
+    expect((await h.engine.get(OWNER, id)).history).toHaveLength(1);
+  });
+
+  it('ends a ListTasks page of large histories early, and the next page carries on from there', async () => {
+    const big = 'x'.repeat(3 * 2 ** 20);
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit(h.engine, text(big)));
+    const first = await h.engine.list(OWNER, { pageSize: 10, withArtifacts: false });
+    expect(first.views).toHaveLength(3);
+    expect(first.page.nextPageToken).not.toBe('');
+    const second = await h.engine.list(OWNER, {
+      pageSize: 10,
+      withArtifacts: false,
+      pageToken: first.page.nextPageToken,
+    });
+    const seen = [...first.views, ...second.views].map((v) => v.record.id);
+    expect(seen.sort()).toEqual(ids.sort());
+    expect(second.page.nextPageToken).toBe('');
   });
 });

@@ -12,6 +12,16 @@ import { type ArtifactLink, foldArtifacts } from './artifacts.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import { uuidv7 } from './ids.js';
+import {
+  DEFAULT_LIMITS,
+  type EngineLimits,
+  LIST_PAGE_BYTES,
+  refuseOverfullHistory,
+  viewBytes,
+} from './limits.js';
+
+export type { EngineLimits } from './limits.js';
+
 import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
 import type { SkillRegistry } from './registry.js';
 import {
@@ -44,28 +54,6 @@ export interface EngineOptions {
   /** Where views link large artifacts (the download route, as callers reach it). */
   artifactUrl?: ArtifactLink;
 }
-
-/** Bounds on what callers' messages and skills' artifacts may make a task hold. */
-export interface EngineLimits {
-  /** Parts in one message. */
-  maxMessageParts: number;
-  /** Messages in one task's history (the caller's and the agent's). */
-  maxHistoryMessages: number;
-  /** Bytes of one artifact (all its chunks), as a skill writes it in one run. */
-  maxArtifactBytes: number;
-  /** An artifact past this many bytes is stored out of the log and shown by reference. */
-  inlineArtifactBytes: number;
-  /** Artifact bytes one owner may have stored over all its tasks; 0 for no quota. */
-  maxStoredBytes: number;
-}
-
-const DEFAULT_LIMITS: EngineLimits = {
-  maxMessageParts: 100,
-  maxHistoryMessages: 1000,
-  maxArtifactBytes: 100 * 2 ** 20,
-  inlineArtifactBytes: 64 * 2 ** 10,
-  maxStoredBytes: 0,
-};
 
 /** What a caller may do, as its identity says. */
 export interface SendPolicy {
@@ -277,6 +265,7 @@ export class Engine {
           `Task ${taskId} holds ${history.length} messages, the most it accepts; start a new task`,
         );
       }
+      refuseOverfullHistory(taskId, history, message, this.limits.maxHistoryBytes);
       // An answer to an interrupted task queues it to run again; a message to an active task is
       // recorded in its history and never starts a second execution.
       const requeue = isInterrupted(record.state);
@@ -371,23 +360,32 @@ export class Engine {
   }
 
   async list(owner: string, o: ListOptions): Promise<{ views: TaskView[]; page: ListPage }> {
-    const page = await this.#store.listTasks({
+    const filter = {
       owner,
       contextId: o.contextId,
       state: o.state,
       statusAfter: o.statusAfter,
-      pageSize: o.pageSize,
       pageToken: o.pageToken,
       now: this.now(),
-    });
+    };
+    const page = await this.#store.listTasks({ ...filter, pageSize: o.pageSize });
     const needLog = o.withArtifacts || o.historyLength !== 0;
-    const views = await Promise.all(
-      page.records.map(async (r): Promise<TaskView> => {
-        if (!needLog) return { record: r, artifacts: [], history: [] };
-        const view = await this.get(owner, r.id, o.historyLength);
-        return o.withArtifacts ? view : { ...view, artifacts: [] };
-      }),
-    );
+    if (!needLog)
+      return { views: page.records.map((r) => ({ record: r, artifacts: [], history: [] })), page };
+    const views: TaskView[] = [];
+    let bytes = 0;
+    for (const r of page.records) {
+      const view = await this.get(owner, r.id, o.historyLength).catch(() => undefined);
+      if (!view) continue; // expired since the page was read
+      const shown = o.withArtifacts ? view : { ...view, artifacts: [] };
+      views.push(shown);
+      bytes += viewBytes(shown);
+      // A page of many large histories stops short: the next page has the rest.
+      if (bytes > LIST_PAGE_BYTES && views.length < page.records.length) {
+        const shorter = await this.#store.listTasks({ ...filter, pageSize: views.length });
+        return { views, page: { ...shorter, records: views.map((v) => v.record) } };
+      }
+    }
     return { views, page };
   }
 
