@@ -9,6 +9,7 @@ import {
   harness,
   OWNER,
   submit,
+  text,
   textOf,
   waitForState,
 } from './engine-harness.js';
@@ -38,10 +39,26 @@ const writer = defineSkill({
   },
 });
 
+/** Writes an inline-sized artifact, asks for input, then (run again with the answer) writes another. */
+const asker = defineSkill({
+  id: 'asker',
+  description: 'writes, asks, writes',
+  input: z.object({}),
+  pollIntervalMs: 100,
+  ttlMs: 60_000,
+  onInterrupt: 'fail',
+  async run(ctx) {
+    if (ctx.attempt === 1) await ctx.artifact({ artifactId: 'before', parts: [{ text: 'b'.repeat(800) }] });
+    await ctx.requestInput('go on?');
+    await ctx.artifact({ artifactId: 'after', parts: [{ text: 'a'.repeat(800) }] });
+    return undefined;
+  },
+});
+
 let h: Harness;
 beforeEach(() => {
   h = harness(dirs.make(), {
-    skills: [writer],
+    skills: [writer, asker],
     limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
   });
   h.startRunner();
@@ -67,6 +84,20 @@ describe('artifacts past the inline size', () => {
       metadata: { [ARTIFACT_BYTES]: 400 },
     });
     expect(await artifactText(h.engine, id, 'a4.txt')).toBe('4'.repeat(400));
+  });
+
+  it('the inline size counts what earlier runs of the task wrote inline', async () => {
+    const id = await submit(h.engine, call('asker', {}));
+    await waitForState(h.engine, id, 'input-required');
+    await h.engine.send(OWNER, text('yes', { taskId: id }));
+    await waitForState(h.engine, id, 'completed');
+    const { artifacts } = await h.engine.get(OWNER, id);
+    expect(artifacts.map((a) => [a.artifactId, a.parts[0]?.url === undefined ? 'inline' : 'linked'])).toEqual(
+      [
+        ['before', 'inline'],
+        ['after', 'linked'],
+      ],
+    );
   });
 
   it("a skill's own maxArtifactBytes is below the server's: the job fails before writing past it", async () => {

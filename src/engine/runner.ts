@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { ClaimedTask } from '../store/port.js';
+import { partBytes } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
-import type { Message, TaskRecord } from './task.js';
+import type { Message, TaskRecord, TaskView } from './task.js';
 
 export interface RunnerOptions {
   engine: Engine;
@@ -187,14 +188,10 @@ export class Runner {
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
-    const ctx = new SkillContextImpl(
-      engine,
-      record,
-      leaseToken,
-      controller,
-      view.history,
-      skill.maxArtifactBytes,
-    );
+    const ctx = new SkillContextImpl(engine, record, leaseToken, controller, view.history, {
+      maxArtifactBytes: skill.maxArtifactBytes,
+      inlineBytes: inlineBytes(view),
+    });
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
       await ctx.flush();
@@ -280,3 +277,9 @@ export class Runner {
     this.#halted = true;
   }
 }
+
+/** The artifact bytes a task already holds inline (linked artifacts are stored out of the log). */
+const inlineBytes = (view: TaskView): number =>
+  view.artifacts
+    .flatMap((a) => a.parts)
+    .reduce((sum, p) => sum + (p.url === undefined ? partBytes(p) : 0), 0);

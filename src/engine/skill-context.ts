@@ -55,7 +55,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   readonly #owner: string;
   /** Bytes written so far to each artifact of this run (appended chunks add up). */
   readonly #artifactBytes = new Map<string, number>();
-  /** Artifact bytes this run wrote inline (into the log), all artifacts together. */
+  /** Artifact bytes the task holds inline (in the log), all artifacts and runs together. */
   #inlineBytes = 0;
   /** The skill's own cap on an artifact's bytes, if it declares one. */
   readonly #maxArtifactBytes: number | undefined;
@@ -70,9 +70,15 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     leaseToken: string,
     controller: AbortController,
     history: readonly Message[],
-    maxArtifactBytes?: number,
+    o: {
+      /** The skill's own cap on one artifact's bytes. */
+      maxArtifactBytes?: number;
+      /** Artifact bytes the task already holds inline (earlier runs): they count toward the inline size. */
+      inlineBytes?: number;
+    } = {},
   ) {
-    this.#maxArtifactBytes = maxArtifactBytes;
+    this.#maxArtifactBytes = o.maxArtifactBytes;
+    this.#inlineBytes = o.inlineBytes ?? 0;
     const fromCaller = history.filter((m) => m.role === 'ROLE_USER');
     this.taskId = record.id;
     this.contextId = record.contextId;
