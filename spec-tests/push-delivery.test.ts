@@ -167,6 +167,27 @@ describe('push notification delivery', () => {
     await verifyAll(hook, agent.url, task.id);
   });
 
+  it('a large artifact reaches webhooks by reference: each chunk links the download, no body carries the bytes', async () => {
+    const agent = await start();
+    const hook = await receiver();
+    const { task } = await send(
+      agent,
+      skillMessage('export', { rows: 20_000 }),
+      inline(hook.url(`/big${ALL_EVENTS}`)),
+    );
+    await hook.waitFor((all) => all.some((r) => ok(r) && stateOf(r) === 'TASK_STATE_COMPLETED'));
+    const link = `${agent.url}/v1/jobs/${task.id}/artifacts/export-${task.id}`;
+    const chunks = hook.received.map(json).filter((b) => b.artifactUpdate);
+    expect(chunks).toHaveLength(4);
+    for (const chunk of chunks) {
+      const [part] = chunk.artifactUpdate.artifact.parts;
+      expect(part).toMatchObject({ url: link, filename: 'export.csv', mediaType: 'text/csv' });
+      expect(part.raw).toBeUndefined();
+      expect(part.metadata['taskhandle.bytes']).toBeGreaterThan(100_000);
+    }
+    expect(Math.max(...hook.received.map((r) => r.raw.length))).toBeLessThan(16_000);
+  });
+
   it('v0.3 config (tasks/pushNotificationConfig/set): the body is the Task, as application/json', async () => {
     const agent = await start({ RUNNER_CONCURRENCY: '1' });
     const hook = await receiver();
