@@ -203,12 +203,16 @@ describe('the approvals inbox with bearer tokens (JWT) and a rate limit', () => 
   it('a token holder named as approver lists and approves; past the rate, 429 with Retry-After', async () => {
     const alice = agent.as({ Authorization: `Bearer ${await sign('alice')}` });
     const bob = { Authorization: `Bearer ${await sign('bob')}` };
-    const task = await startTask(alice, skillMessage('approval', { action: 'Renew', approver: 'acme/bob' }));
+    // A token's subject is named as such: "acme/bob" would be the API key of bob.
+    const task = await startTask(
+      alice,
+      skillMessage('approval', { action: 'Renew', approver: 'jwt:acme/bob' }),
+    );
     await alice.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
 
     const list = (await (await fetch(`${agent.url}/inbox/api/waiting`, { headers: bob })).json()) as Json;
-    expect(list.caller).toBe('acme/bob');
-    expect(list.tasks).toMatchObject([{ id: task.id, requester: 'acme/alice (token)', role: 'approver' }]);
+    expect(list.caller).toBe('jwt:acme/bob');
+    expect(list.tasks).toMatchObject([{ id: task.id, requester: 'jwt:acme/alice', role: 'approver' }]);
     const res = await fetch(`${agent.url}/inbox/api/tasks/${task.id}/answer`, {
       method: 'POST',
       headers: { ...bob, 'Content-Type': 'application/json' },
@@ -216,7 +220,7 @@ describe('the approvals inbox with bearer tokens (JWT) and a rate limit', () => 
     });
     expect(res.status).toBe(200);
     const done = await alice.waitForState(task.id, 'TASK_STATE_COMPLETED');
-    expect(done.status.message.parts[0].text).toBe('Approved by acme/bob');
+    expect(done.status.message.parts[0].text).toBe('Approved by jwt:acme/bob');
 
     let limited: Response | undefined;
     for (let i = 0; i < 20 && !limited; i++) {

@@ -22,6 +22,7 @@ import { renderNotification } from './faces/a2a/push-body.js';
 import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
+import type { Audit } from './faces/audit.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { problem } from './faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
@@ -132,9 +133,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!card) throw new Error('agent card requested before the server listens');
     return card;
   };
-  const audit = (action: string, principal: { id: string; tenant: string }, taskId: string) =>
+  // `via` says how the principal authenticated: an API key's alice and a token's alice of one tenant
+  // are two principals.
+  const audit: Audit = (action, principal, taskId, detail) =>
     logger.info(
-      { audit: action, principal: principal.id, tenant: principal.tenant, taskId },
+      {
+        audit: action,
+        principal: principal.id,
+        tenant: principal.tenant,
+        via: principal.via,
+        taskId,
+        ...detail,
+      },
       `audit: ${action}`,
     );
   const handler = new EngineRequestHandler({
@@ -184,7 +194,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   app.use(REST_PATH, restRouter({ handler, admit, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
-  app.use(INBOX_PATH, inboxRouter({ engine, admit, ...bodyAndStreams }));
+  app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   app.use((_req, res) => {

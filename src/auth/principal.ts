@@ -1,4 +1,5 @@
 import type { SendPolicy } from '../engine/engine.js';
+import { approverName } from '../engine/grant.js';
 
 /** Who is calling: an authenticated principal of a tenant, or the anonymous caller. */
 export interface Principal {
@@ -22,9 +23,12 @@ export const ownerKey = (p: Principal): string =>
     ? 'anonymous'
     : `${p.via}:${encodeURIComponent(p.tenant)}/${encodeURIComponent(p.id)}`;
 
-/** The name approver lists call a principal by ("tenant/principal"); none for the anonymous caller. */
+/**
+ * The name approver lists call a principal by, which says how it authenticated: "tenant/principal"
+ * for an API key's, "jwt:tenant/principal" for a token's; none for the anonymous caller.
+ */
 export const approverNameOf = (p: Principal): string | undefined =>
-  p.via === 'anonymous' ? undefined : `${p.tenant}/${p.id}`;
+  p.via === 'anonymous' ? undefined : approverName(p.via, p.tenant, p.id);
 
 /** What a principal may do when it sends: its skills, and the name approver lists know it by. */
 export const sendPolicyOf = (p: Principal): SendPolicy => ({

@@ -11,6 +11,7 @@ import { type ArtifactFile, artifactFile, withContent as readContent } from './a
 import { type ArtifactLink, foldArtifacts } from './artifacts.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
+import { type AnswerReceipt, grantOf, receiptOf } from './grant.js';
 import { uuidv7 } from './ids.js';
 import {
   DEFAULT_LIMITS,
@@ -59,13 +60,18 @@ export interface EngineOptions {
 export interface SendPolicy {
   /** Skills the caller may use; undefined for all. */
   skills?: ReadonlySet<string>;
-  /** The name an approver list calls this caller by ("tenant/principal"), if it has one. */
+  /** The name approver lists call this caller by ("tenant/principal", "jwt:tenant/principal"), if any. */
   approverName?: string;
 }
 
+/**
+ * What a send gives back: the agent's direct reply, the caller's own task, or (to an approver, who
+ * answered a task that is not theirs) only the receipt of the answer (see grant.ts).
+ */
 export type SendResult =
   | { kind: 'message'; message: Message }
-  | { kind: 'task'; view: TaskView; created: boolean };
+  | { kind: 'task'; view: TaskView; created: boolean }
+  | { kind: 'answered'; receipt: AnswerReceipt };
 
 export type StreamItem =
   | { kind: 'task'; seq: number; view: TaskView }
@@ -236,19 +242,14 @@ export class Engine {
     approverName?: string,
   ): Promise<SendResult> {
     for (let attempt = 0; attempt < FOLLOW_UP_RETRIES; attempt++) {
-      // One read gives the record to authorize against and the log whose history is bounded.
-      const found = await this.#store.getTaskWithLog(taskId, this.now());
-      if (!found) throw notFound(taskId);
-      const { record } = found;
-      // Besides its owner, a task waiting for input hears from the approvers it names; to anyone
-      // else it does not exist.
-      const approver =
-        record.owner !== owner &&
-        isInterrupted(record.state) &&
-        approverName !== undefined &&
-        (record.approvers ?? []).includes(approverName);
-      if (record.owner !== owner && !approver) throw notFound(taskId);
-      if (approver) message = { ...message, metadata: { ...message.metadata, [ANSWERED_BY]: approverName } };
+      // Who may answer is decided from the record alone, before the log is read: a refusal costs
+      // what a missing task does.
+      const record = await this.#store.getTask(taskId, this.now());
+      const grant = record && grantOf(record, { owner, approverName });
+      if (!record || !grant) throw notFound(taskId);
+      if (grant === 'approver') {
+        message = { ...message, metadata: { ...message.metadata, [ANSWERED_BY]: approverName } };
+      }
       if (isTerminal(record.state)) {
         throw new EngineError(
           'unsupported-operation',
@@ -258,16 +259,28 @@ export class Engine {
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
       }
-      const { history } = foldView(record, found.log);
-      if (history.length >= this.limits.maxHistoryMessages) {
+      const found = await this.#store.getTaskWithLog(taskId, this.now(), record.owner);
+      if (!found) throw notFound(taskId);
+      const { history } = foldView(found.record, found.log);
+      try {
+        if (history.length >= this.limits.maxHistoryMessages) {
+          throw new EngineError(
+            'unsupported-operation',
+            `Task ${taskId} holds ${history.length} messages, the most it accepts; start a new task`,
+          );
+        }
+        refuseOverfullHistory(taskId, history, message, this.limits.maxHistoryBytes);
+      } catch (err) {
+        // The counts are the owner's: an approver is told the answer does not fit, not why in numbers.
+        if (grant === 'owner') throw err;
         throw new EngineError(
           'unsupported-operation',
-          `Task ${taskId} holds ${history.length} messages, the most it accepts; start a new task`,
+          `Task ${taskId} cannot take this answer (the task is full); send a shorter one, or ask its requester`,
         );
       }
-      refuseOverfullHistory(taskId, history, message, this.limits.maxHistoryBytes);
       // An answer to an interrupted task queues it to run again; a message to an active task is
-      // recorded in its history and never starts a second execution.
+      // recorded in its history and never starts a second execution. The guard (`from`) also keeps
+      // an approver's grant: the write applies only while the task still waits as it was read.
       const requeue = isInterrupted(record.state);
       const result = await this.#commit(
         {
@@ -281,6 +294,10 @@ export class Engine {
       );
       if (!result) continue; // the task moved on meanwhile: look again
       if (requeue && !result.duplicate) this.#queued();
+      // An approver never waits on the task, nor reads it: nothing after their answer is theirs.
+      if (grant === 'approver' && approverName !== undefined) {
+        return { kind: 'answered', receipt: receiptOf(record, result.record, approverName) };
+      }
       return { kind: 'task', view: await this.get(record.owner, taskId), created: false };
     }
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);

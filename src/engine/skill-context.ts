@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { partBytes, toBlobPart } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
 import { isQuotaExceeded } from './errors.js';
+import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
 
@@ -171,6 +172,14 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   }
 
   async ask<T = unknown>(request: InputRequest<T>): Promise<Answer<T>> {
+    // Checked on every run, not only when the task parks: a bad name fails the job the first time.
+    const approvers = (request.approvers ?? []).map((name, i) => {
+      const normalized = normalizeApproverName(name);
+      if (normalized === undefined) {
+        throw new RangeError(`ask: approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`);
+      }
+      return normalized;
+    });
     let refused: string | undefined;
     while (this.#asked < this.#answers.length) {
       const message = this.#answers[this.#asked++] as Message;
@@ -189,7 +198,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     const prompt = refused
       ? `${request.prompt}\n(Your last answer was not accepted: ${refused})`
       : request.prompt;
-    throw new InputRequired(prompt, request.approvers, request.deadlineMs);
+    throw new InputRequired(prompt, approvers, request.deadlineMs);
   }
 
   close(): void {

@@ -53,8 +53,10 @@ export interface SkillContext<I> {
   /**
    * Like {@link requestInput}, with more say over the answer. `schema` validates its value (the
    * first data part, else the text): an answer that fails it is not taken, and the task waits on in
-   * input-required with a status message saying what was wrong. `approvers` ("tenant/principal")
-   * may answer besides the task's owner. Without a valid answer within `deadlineMs` of the wait
+   * input-required with a status message saying what was wrong. `approvers` may answer besides the
+   * task's owner: "tenant/principal" names an API key's principal, "jwt:tenant/principal" a token's
+   * subject (a malformed name fails the job). While the task waits, an approver may answer it and
+   * gets back only the receipt of that answer (see engine/grant.ts). Without a valid answer within `deadlineMs` of the wait
    * starting, the task fails.
    *
    * @example

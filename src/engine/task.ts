@@ -66,7 +66,10 @@ export interface BlobRef {
 
 export type Role = 'ROLE_USER' | 'ROLE_AGENT';
 
-/** Metadata key the engine sets on an answer an approver (not the task's owner) gave: their name. */
+/**
+ * Metadata key the engine sets on an answer an approver (not the task's owner) gave: their approver
+ * name, which says how they authenticated ("acme/bob" by API key, "jwt:acme/bob" by token).
+ */
 export const ANSWERED_BY = 'taskhandle.answeredBy';
 
 /** A message in A2A v1.0 JSON form. */
@@ -121,7 +124,7 @@ export interface TaskRecord {
   cancelRequested: boolean;
   /** Webhooks registered for the task (its writes then queue notifications). */
   pushConfigs: number;
-  /** While it waits for input: who besides its owner may answer ("tenant/principal"). */
+  /** While it waits for input: who besides its owner may answer (approver names, see grant.ts). */
   approvers?: string[];
   /** While it waits for input: when it fails without an answer (epoch ms). */
   inputDeadline?: number;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { APPROVER_NAME_FORMS, normalizeApproverName } from '../engine/grant.js';
 
 /**
  * An approver's decision, from a data part (`{"decision": "approve", "comment": "..."}`) or from
@@ -21,12 +22,22 @@ export const Decision = z.preprocess(
 );
 export type Decision = z.infer<typeof Decision>;
 
-/** Asking a person: who may answer ("tenant/principal"; else the requester) and for how long. */
+/**
+ * An approver's name: "tenant/principal" for an API key's principal ("key:tenant/principal" says the
+ * same), "jwt:tenant/principal" for a token's subject. Kept in its one stored form.
+ */
+export const ApproverName = z.string().transform((name, ctx) => {
+  const normalized = normalizeApproverName(name);
+  if (normalized === undefined) {
+    ctx.addIssue({ code: 'custom', message: `${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}` });
+    return z.NEVER;
+  }
+  return normalized;
+});
+
+/** Asking a person: who may answer (else the requester) and for how long. */
 export const Approval = z.object({
-  approver: z
-    .string()
-    .regex(/^[^/\s]+\/[^/\s]+$/, 'must be "tenant/principal"')
-    .optional(),
+  approver: ApproverName.optional(),
   /** Hours to wait for the decision before the task fails (default: as long as the task is kept). */
   deadlineHours: z
     .number()

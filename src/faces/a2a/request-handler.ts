@@ -24,14 +24,12 @@ import { type Engine, type SendResult, type StreamItem, settled } from '../../en
 import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
+import type { Audit } from '../audit.js';
 import { callState } from './call-state.js';
 import { type Transport, toProtocolError } from './errors.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
+import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
-
-/** What the audit log records: who did what to which task. */
-export type AuditAction = 'create' | 'input' | 'cancel' | 'push-config-set' | 'push-config-delete';
-export type Audit = (action: AuditAction, principal: Principal, taskId: string) => void;
 
 export interface HandlerOptions {
   engine: Engine;
@@ -94,6 +92,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       );
       this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
+      if (result.kind === 'answered') return toSdkReceipt(result.receipt);
       const historyLength = params.configuration?.historyLength;
       // v1.0 blocks unless told otherwise; v0.3 blocks only when `blocking: true` was sent (the SDK's
       // v0.3 translation drops an absent configuration, so no configuration means non-blocking).
@@ -130,8 +129,13 @@ export class EngineRequestHandler implements A2ARequestHandler {
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
       return;
     }
-    // An approver's answer streams the task it was allowed to answer (the engine checked that).
-    yield* this.#stream(context, result.view.record.id, false, result.view.record.owner);
+    // An approver's stream is the receipt of their answer and nothing more: it has no event id (the
+    // owner's log is not theirs to resume) and ends at once.
+    if (result.kind === 'answered') {
+      yield receiptEvent(result.receipt);
+      return;
+    }
+    yield* this.#stream(context, result.view.record.id, false);
   }
 
   async *resubscribe(
@@ -243,10 +247,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   /** A send made a task, or gave a message to one (retries of a delivered message change nothing). */
   #audited(principal: Principal, params: SendMessageRequest, result: SendResult): void {
+    if (result.kind === 'answered') {
+      const { taskId, answeredBy } = result.receipt;
+      this.#o.audit('input', principal, taskId, { grant: 'approver', approver: answeredBy });
+      return;
+    }
     if (result.kind !== 'task') return;
     const taskId = result.view.record.id;
     if (result.created) this.#o.audit('create', principal, taskId);
-    else if (params.message?.taskId) this.#o.audit('input', principal, taskId);
+    else if (params.message?.taskId) this.#o.audit('input', principal, taskId, { grant: 'owner' });
   }
 
   /** The webhook a send may carry in its configuration. */
@@ -263,9 +272,9 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
     id: string,
     requireActive: boolean,
-    owner = callState(context).owner,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
+    const { owner } = state;
     const items = this.#engine.stream(owner, id, {
       afterSeq: state.lastEventId,
       requireActive: requireActive && state.lastEventId === undefined,

@@ -24,6 +24,8 @@ const TO_SDK_STATE: Record<TaskState, SdkState> = {
   rejected: SdkState.TASK_STATE_REJECTED,
 };
 
+export const toSdkState = (state: TaskState): SdkState => TO_SDK_STATE[state];
+
 export function fromSdkState(state: SdkState): TaskState | undefined {
   for (const [ours, theirs] of Object.entries(TO_SDK_STATE)) if (theirs === state) return ours as TaskState;
   return undefined;

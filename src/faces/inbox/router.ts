@@ -7,6 +7,7 @@ import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
+import type { Audit } from '../audit.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';
@@ -20,6 +21,8 @@ export interface InboxOptions {
   engine: Engine;
   /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
   admit: (req: IncomingMessage) => Promise<Admission>;
+  /** Every answer is audited, as over the API. */
+  audit: Audit;
   maxBodyBytes: number;
   keepAliveMs: number;
   shutdown: AbortSignal;
@@ -52,7 +55,7 @@ const SECURITY_HEADERS = {
  * list follows changes over SSE. Every JSON endpoint goes through admission; the engine decides
  * who may see and answer what (another approver's task does not exist for the caller).
  * @example
- *   app.use(INBOX_PATH, inboxRouter({ engine, admit, maxBodyBytes, keepAliveMs, shutdown }));
+ *   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, maxBodyBytes, keepAliveMs, shutdown }));
  */
 export function inboxRouter(o: InboxOptions): express.Router {
   const router = express.Router();
@@ -117,8 +120,16 @@ export function inboxRouter(o: InboxOptions): express.Router {
         undefined,
         sendPolicyOf(principal),
       );
-      const state = result.kind === 'task' ? result.view.record.state : undefined;
-      res.json({ id, state });
+      if (result.kind === 'answered') {
+        // An approver learns the receipt's state and nothing else of the task.
+        const { receipt } = result;
+        o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
+        res.json({ id, state: receipt.state });
+        return;
+      }
+      if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
+      o.audit('input', principal, id, { grant: 'owner' });
+      res.json({ id, state: result.view.record.state });
     } catch (err) {
       if (!isEngineError(err)) throw err;
       problem(res, STATUS_OF[err.code], err.message);

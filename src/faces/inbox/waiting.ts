@@ -1,11 +1,12 @@
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import { approverName } from '../../engine/grant.js';
 import type { TaskRecord } from '../../engine/task.js';
 
 /** One task waiting for the caller, as the inbox shows it. */
 export interface WaitingItem {
   id: string;
   skill: string;
-  /** Who asked: the task's owner, readable ("acme/alice"). */
+  /** Who asked: the task's owner, as an approver name ("acme/alice", or "jwt:acme/alice" for a token). */
   requester: string;
   /** The question the task waits on (its status message's text). */
   prompt: string;
@@ -19,15 +20,15 @@ export interface WaitingItem {
 }
 
 /**
- * An owner key made readable: "api-key:acme/alice" -> "acme/alice", a token's subject marked as
- * such ("acme/alice (token)"), "anonymous" as is.
+ * An owner key as an approver name, the one form people read and write principals in:
+ * "api-key:acme/alice" -> "acme/alice", a token's "jwt:acme/alice" stays "jwt:acme/alice" (so a
+ * requester can be told apart from an API-key holder of the same name), "anonymous" as is.
  */
 export function readableOwner(key: string): string {
   const match = /^(api-key|jwt):([^/]*)\/(.*)$/.exec(key);
   if (!match) return key;
   const [, via, tenant = '', id = ''] = match;
-  const name = `${decodeURIComponent(tenant)}/${decodeURIComponent(id)}`;
-  return via === 'jwt' ? `${name} (token)` : name;
+  return approverName(via === 'jwt' ? 'jwt' : 'api-key', decodeURIComponent(tenant), decodeURIComponent(id));
 }
 
 export function toWaitingItem(record: TaskRecord, caller: Principal, now: number): WaitingItem {

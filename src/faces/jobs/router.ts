@@ -2,27 +2,26 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import { ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
+import { ownerKey, sendPolicyOf } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part, type TaskRecord, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
+import type { Audit } from '../audit.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
 import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { sendArtifact } from './artifact-download.js';
-import { jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
+import { JOB_STATUS, jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
 import { jobEvents } from './events.js';
 import { IDEMPOTENCY_METADATA, InFlightKeys, KEY_PATTERN, messageIdOf, payloadHash } from './idempotency.js';
 import { OPENAPI } from './openapi.js';
 import { parsePrefer } from './prefer.js';
 import { singleFile } from './result.js';
 
-export type JobsAudit = (action: string, principal: Principal, taskId: string) => void;
-
 export interface JobsOptions {
   engine: Engine;
   admit: (req: IncomingMessage) => Promise<Admission>;
-  audit: JobsAudit;
+  audit: Audit;
   maxBodyBytes: number;
   keepAliveMs: number;
   shutdown: AbortSignal;
@@ -291,9 +290,11 @@ export function jobsRouter(o: JobsOptions): express.Router {
       const owner = ownerOf(res);
       const principal = principalOf(res);
       const policy = sendPolicyOf(principal);
-      const current = await o.engine.get(owner, id, 0).catch(() => undefined);
-      if (current && jobDocument(current.record).status !== 'input_required') {
-        throw new Refused(409, `Job ${id} is ${jobDocument(current.record).status}; it waits for no input`);
+      // The owner is told why a job takes no input; to anyone else, the engine answers (an approver's
+      // grant, or not found).
+      const current = await o.engine.record(owner, id).catch(() => undefined);
+      if (current && jobDocument(current).status !== 'input_required') {
+        throw new Refused(409, `Job ${id} is ${jobDocument(current).status}; it waits for no input`);
       }
       const part: Part = 'text' in parsed.data ? { text: parsed.data.text } : { data: parsed.data.data };
       const result = await o.engine.send(
@@ -303,13 +304,15 @@ export function jobsRouter(o: JobsOptions): express.Router {
         undefined,
         policy,
       );
-      o.audit('input', principal, id);
-      if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
-      // An approver (not the owner) gets the state only: the job itself is not theirs to read.
-      if (result.view.record.owner !== owner) {
-        res.json({ taskId: id, status: jobDocument(result.view.record).status });
+      // An approver (not the owner) gets the receipt only: the job itself is not theirs to read.
+      if (result.kind === 'answered') {
+        const { receipt } = result;
+        o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
+        res.json({ taskId: id, status: JOB_STATUS[receipt.state] });
         return;
       }
+      if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
+      o.audit('input', principal, id, { grant: 'owner' });
       sendDocument(res, result.view.record);
     }),
   );
