@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineSkill } from '../src/engine/skill.js';
 import { approvalSkill } from '../src/skills/approval.js';
 import { exportSkill } from '../src/skills/export.js';
 import {
@@ -49,6 +51,55 @@ describe('approvals: durable waits for a person', () => {
     expect(done.approvers).toBeUndefined();
     // Once it no longer waits, the approver has no access at all.
     expect(await thrown(() => answer(id, 'approve', BOB))).toMatchObject({ code: 'task-not-found' });
+  });
+
+  it('gives an approver only the receipt of their answer, and the owner its task as before', async () => {
+    const id = await submit(
+      h.engine,
+      call('export', { rows: 3, approvalOverRows: 1, approval: { approver: 'acme/bob' } }),
+    );
+    const waiting = await waitForState(h.engine, id, 'input-required');
+    const result = await answer(id, 'approve', BOB);
+    expect(result).toEqual({
+      kind: 'answered',
+      receipt: {
+        taskId: id,
+        state: 'submitted',
+        at: expect.any(Number),
+        prompt: {
+          messageId: waiting.statusMessage?.messageId,
+          role: 'ROLE_AGENT',
+          parts: waiting.statusMessage?.parts,
+          taskId: id,
+        },
+        answeredBy: 'acme/bob',
+      },
+    });
+    await waitForState(h.engine, id, 'completed');
+    const own = await submit(h.engine, call('export', { rows: 3, approvalOverRows: 1 }));
+    await waitForState(h.engine, own, 'input-required');
+    // The owner answering its own task gets the task, its history included.
+    const mine = await answer(own, 'approve');
+    if (mine.kind !== 'task') throw new Error(`the owner got ${mine.kind}`);
+    expect(mine.view.history.length).toBeGreaterThan(1);
+  });
+
+  it('fails a job that names a malformed approver, saying which and what the forms are', async () => {
+    const skill = defineSkill({
+      id: 'bad-approver',
+      description: 'asks an approver by a name that is none',
+      input: z.object({}),
+      pollIntervalMs: 1000,
+      ttlMs: 60_000,
+      onInterrupt: 'rerun',
+      run: async (ctx) => ctx.ask({ prompt: 'OK?', approvers: ['acme bob'] }),
+    });
+    await h.close();
+    h = harness(dirs.make(), { skills: [skill] });
+    h.startRunner();
+    const id = await submit(h.engine, call('bad-approver', {}));
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/approvers\[0\] must be "tenant\/principal".*"acme bob"/);
   });
 
   it('lets the requester decide when no approver is named, and a rejection rejects the task', async () => {
