@@ -231,7 +231,13 @@ beforeAll(async () => {
   await issuer.start();
   agent = await launch({
     apiKeys: { alice: 'acme', bob: 'globex' },
-    env: { JWT_JWKS_URL: issuer.url, JWT_ISSUER: issuer.iss, JWT_AUDIENCE: issuer.aud },
+    env: {
+      JWT_JWKS_URL: issuer.url,
+      JWT_ISSUER: issuer.iss,
+      JWT_AUDIENCE: issuer.aud,
+      // Nothing listens on port 9: a webhook there is a valid registration that is never delivered.
+      PUSH_ALLOW: '127.0.0.1',
+    },
   });
 });
 afterAll(async () => {
@@ -303,6 +309,40 @@ describe('an approver’s answer carries nothing of the owner’s, on every face
     // Once it stopped waiting, the task does not exist for bob: not to read, not to answer again.
     expect((await bob.rpc('GetTask', { id }, V1)).body.error.code).toBe(-32001);
     expect((await bob.rpc('SendMessage', { message: answer(id) }, V1)).body.error.code).toBe(-32001);
+  });
+
+  it('an approver cannot register a webhook with the answer: it would hear the owner’s task', async () => {
+    const id = await waitingExport('globex/bob');
+    const bob = agent.as('bob');
+    const hooked = await bob.rpc(
+      'SendMessage',
+      {
+        message: answer(id),
+        configuration: { taskPushNotificationConfig: { id: 'bobs', url: 'http://127.0.0.1:9/hook' } },
+      },
+      V1,
+    );
+    expect(hooked.body.error.code).toBe(-32001);
+    expect((await agent.rpc('GetTask', { id }, V1)).body.result.status.state).toBe(
+      'TASK_STATE_INPUT_REQUIRED',
+    );
+    const hooks = await agent.rpc('ListTaskPushNotificationConfigs', { taskId: id }, V1);
+    expect(hooks.body.result.configs ?? []).toEqual([]);
+    expect((await bob.rpc('SendMessage', { message: answer(id) }, V1)).body.result.task.id).toBe(id);
+  });
+
+  it('an approver’s answer naming a context is refused alike whatever the value: it confirms nothing', async () => {
+    const id = await waitingExport('globex/bob');
+    const bob = agent.as('bob');
+    const errors = [];
+    for (const contextId of [CONTEXT, 'a-guess']) {
+      const reply = await bob.rpc('SendMessage', { message: { ...answer(id), contextId } }, V1);
+      errors.push(reply.body.error);
+    }
+    expect(errors[0].code).toBe(-32602);
+    expect(errors[1]).toEqual(errors[0]);
+    expect(JSON.stringify(errors)).not.toContain(CONTEXT);
+    expect((await bob.rpc('SendMessage', { message: answer(id) }, V1)).body.result.task.id).toBe(id);
   });
 
   it('the owner answering its own task still gets the whole task back', async () => {

@@ -256,6 +256,13 @@ export class Engine {
           `Task ${taskId} is ${record.state} and accepts no more messages`,
         );
       }
+      // To an approver the same refusal whatever the value: a match must not confirm the owner's context.
+      if (message.contextId && grant === 'approver') {
+        throw new EngineError(
+          'invalid-params',
+          "message.contextId must be absent: an approver's answer names the task only (the context is its owner's)",
+        );
+      }
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
       }
