@@ -84,6 +84,21 @@ describe('approvals: durable waits for a person', () => {
     expect(mine.view.history.length).toBeGreaterThan(1);
   });
 
+  it('tells an approver that a full task takes no answer, without the owner’s counts', async () => {
+    await h.close();
+    h = harness(dirs.make(), { skills: [approvalSkill], limits: { maxHistoryMessages: 1 } });
+    h.startRunner();
+    const id = await submit(h.engine, call('approval', { action: 'Deploy', approver: 'acme/bob' }));
+    await waitForState(h.engine, id, 'input-required');
+    const refused = await thrown(() => answer(id, 'approve', BOB));
+    expect(refused).toMatchObject({ code: 'unsupported-operation' });
+    expect((refused as Error).message).toBe(
+      `Task ${id} cannot take this answer (it is full); send a shorter one, or ask its requester`,
+    );
+    // The owner is told the numbers.
+    expect(await thrown(() => answer(id, 'approve'))).toMatchObject({ message: /holds 1 messages/ });
+  });
+
   it('fails a job that names a malformed approver, saying which and what the forms are', async () => {
     const skill = defineSkill({
       id: 'bad-approver',

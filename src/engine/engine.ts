@@ -11,7 +11,7 @@ import { type ArtifactFile, artifactFile, withContent as readContent } from './a
 import { type ArtifactLink, foldArtifacts } from './artifacts.js';
 import { EngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
-import { type AnswerReceipt, grantOf, receiptOf } from './grant.js';
+import { type AnswerReceipt, type Grant, grantOf, receiptOf } from './grant.js';
 import { uuidv7 } from './ids.js';
 import {
   DEFAULT_LIMITS,
@@ -266,25 +266,7 @@ export class Engine {
       if (message.contextId && message.contextId !== record.contextId) {
         throw new EngineError('invalid-params', `message.contextId does not match task ${taskId}'s context`);
       }
-      const found = await this.#store.getTaskWithLog(taskId, this.now(), record.owner);
-      if (!found) throw notFound(taskId);
-      const { history } = foldView(found.record, found.log);
-      try {
-        if (history.length >= this.limits.maxHistoryMessages) {
-          throw new EngineError(
-            'unsupported-operation',
-            `Task ${taskId} holds ${history.length} messages, the most it accepts; start a new task`,
-          );
-        }
-        refuseOverfullHistory(taskId, history, message, this.limits.maxHistoryBytes);
-      } catch (err) {
-        // The counts are the owner's: an approver is told the answer does not fit, not why in numbers.
-        if (grant === 'owner') throw err;
-        throw new EngineError(
-          'unsupported-operation',
-          `Task ${taskId} cannot take this answer (the task is full); send a shorter one, or ask its requester`,
-        );
-      }
+      await this.#refuseFull(record, message, grant);
       // An answer to an interrupted task queues it to run again; a message to an active task is
       // recorded in its history and never starts a second execution. The guard (`from`) also keeps
       // an approver's grant: the write applies only while the task still waits as it was read.
@@ -308,6 +290,31 @@ export class Engine {
       return { kind: 'task', view: await this.get(record.owner, taskId), created: false };
     }
     throw new EngineError('unsupported-operation', `Task ${taskId} is changing state; retry the message`);
+  }
+
+  /**
+   * Refuses a message the task's history has no room for. The counts are the owner's: an approver
+   * is told that the answer does not fit, not the numbers.
+   */
+  async #refuseFull(record: TaskRecord, message: Message, grant: Grant): Promise<void> {
+    const found = await this.#store.getTaskWithLog(record.id, this.now(), record.owner);
+    if (!found) throw notFound(record.id);
+    const { history } = foldView(found.record, found.log);
+    try {
+      if (history.length >= this.limits.maxHistoryMessages) {
+        throw new EngineError(
+          'unsupported-operation',
+          `Task ${record.id} holds ${history.length} messages, the most it accepts; start a new task`,
+        );
+      }
+      refuseOverfullHistory(record.id, history, message, this.limits.maxHistoryBytes);
+    } catch (err) {
+      if (grant === 'owner') throw err;
+      throw new EngineError(
+        'unsupported-operation',
+        `Task ${record.id} cannot take this answer (it is full); send a shorter one, or ask its requester`,
+      );
+    }
   }
 
   /**
