@@ -268,8 +268,9 @@ export class Engine {
       }
       await this.#refuseFull(record, message, grant);
       // An answer to an interrupted task queues it to run again; a message to an active task is
-      // recorded in its history and never starts a second execution. The guard (`from`) also keeps
-      // an approver's grant: the write applies only while the task still waits as it was read.
+      // recorded in its history and never starts a second execution. An approver's grant is guarded
+      // too: the write applies only while the task waits (`from`) for them (`approver`), so an answer
+      // racing the owner's cannot land on a later wait that names someone else.
       const requeue = isInterrupted(record.state);
       const result = await this.#commit(
         {
@@ -278,6 +279,7 @@ export class Engine {
           to: requeue ? 'submitted' : undefined,
           events: [{ kind: 'message', message: { ...message, taskId, contextId: record.contextId } }],
           at: this.now(),
+          approver: grant === 'approver' ? approverName : undefined,
         },
         { owner, messageId: message.messageId },
       );

@@ -53,6 +53,11 @@ export interface GuardedWrite {
   /** With a `to`: who may answer and until when, for a task that now waits for input (else cleared). */
   approvers?: string[];
   inputDeadline?: number;
+  /**
+   * An approver's answer: the write applies only while the task's approvers hold this name, so a
+   * grant read before the write still holds when it is written (else a conflict, `undefined`).
+   */
+  approver?: string;
   events: TaskEvent[];
   at: number;
   /**

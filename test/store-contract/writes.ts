@@ -162,6 +162,35 @@ export function writeContract(c: Contract): void {
       expect(await seqs(record.id)).toEqual([1, 2]);
     });
 
+    it('with an approver, applies only while the task waits for that name (the grant holds at the write)', async () => {
+      const record = await create();
+      const waitFor = async (approvers: string[], at: number) =>
+        write(record.id, {
+          from: ['submitted', 'working'],
+          to: 'input-required',
+          approvers,
+          events: [],
+          at,
+        });
+      await write(record.id, { to: 'working', events: [] });
+      await waitFor(['globex/bob'], T0 + 20);
+      const answer = (approver: string, at: number) =>
+        write(record.id, {
+          from: ['input-required'],
+          to: 'submitted',
+          approver,
+          events: [{ kind: 'message', message: userMessage(`m-${at}`, 'approve') }],
+          at,
+        });
+      expect(await answer('jwt:globex/bob', T0 + 30)).toBeUndefined();
+      expect(await c.store.getTask(record.id, T0 + 30)).toMatchObject({ state: 'input-required' });
+      expect((await answer('globex/bob', T0 + 40))?.record.state).toBe('submitted');
+      // A later wait naming someone else: bob's grant is gone, even though the state matches.
+      await write(record.id, { to: 'working', events: [], at: T0 + 50 });
+      await waitFor(['globex/carol'], T0 + 60);
+      expect(await answer('globex/bob', T0 + 70)).toBeUndefined();
+    });
+
     it('returns undefined for an unknown task', async () => {
       expect(await write('no-such-task', { events: [note('x')] })).toBeUndefined();
     });

@@ -128,6 +128,7 @@ export class PostgresStore implements TaskStore {
       this.#channel,
       notice.events(this.#instance, w.taskId, lastStatus?.kind === 'status' ? lastStatus.state : undefined),
       w.storage?.bytes ?? 0,
+      w.approver ?? null,
     ];
     const written = (row: TaskRow | undefined): WriteResult | undefined =>
       row && { record: toRecord(row), events: logged(row, row.last_seq - w.events.length + 1, w.events) };

@@ -55,7 +55,8 @@ const SQL = {
     FROM tasks t WHERE id = $1 AND expires_at > $2 AND ($3::text IS NULL OR owner = $3)`,
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
-  // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice, $18 stored bytes.
+  // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice, $18 stored bytes,
+  // $19 the approver whose grant the write needs.
   // One guarded statement per write: state, lease, event counter, log and outbox move together.
   guardedWrite: `WITH u AS (UPDATE tasks SET
       state = COALESCE($3, state),
@@ -71,6 +72,7 @@ const SQL = {
       lease_token = CASE WHEN $8 THEN NULL ELSE lease_token END,
       lease_expires_at = CASE WHEN $8 THEN NULL ELSE lease_expires_at END
     WHERE id = $1 AND state = ANY($2::text[]) AND ($7::text IS NULL OR lease_token = $7)
+      AND ($19::text IS NULL OR approvers::jsonb ? $19)
     RETURNING *),
   e AS (INSERT INTO events (task_id, seq, kind, at, payload)
     SELECT u.id, u.last_seq - $9 + x.ord, x.kind, $10, x.payload

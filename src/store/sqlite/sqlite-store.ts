@@ -151,6 +151,7 @@ export class SqliteStore implements TaskStore {
         approvers: w.approvers?.length ? JSON.stringify(w.approvers) : null,
         input_deadline: w.inputDeadline ?? null,
         stored_bytes: w.storage?.bytes ?? 0,
+        approver: w.approver ?? null,
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);

@@ -46,6 +46,7 @@ const SQL = {
       lease_expires_at = CASE WHEN @release = 1 THEN NULL ELSE lease_expires_at END
     WHERE id = @id AND state IN (SELECT value FROM json_each(@from))
       AND (@lease_token IS NULL OR lease_token = @lease_token)
+      AND (@approver IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @approver))
     RETURNING *`,
   viewEvents: "SELECT seq, at, payload FROM events WHERE task_id = ? AND kind <> 'progress' ORDER BY seq",
   readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?',
