@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { addApiKey } from './auth/api-keys.js';
 import { isClientCommand, runClient } from './cli/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
+import { routeConsoleToLogger } from './logging/console.js';
 import { rotateSigningKey } from './push/signing-keys.js';
 import { startServer } from './server.js';
 
@@ -79,7 +81,14 @@ async function main(): Promise<void> {
     env.PUSH_ALLOW_PUBLIC ??= 'false';
   }
   const config = loadConfig(env);
-  const server = await startServer({ config, skills });
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
+  // From here on, every line the process writes is one pino record (see logging/console.ts).
+  routeConsoleToLogger(logger);
+  process.on('uncaughtException', (err, origin) => {
+    logger.fatal({ err, origin }, 'uncaught exception: stopping');
+    process.exit(1);
+  });
+  const server = await startServer({ config, skills, logger });
   const shutdown = (signal: string) => {
     server.logger.info({ signal }, 'signal received');
     server.stop().then(
@@ -96,7 +105,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
-    console.error(err.message);
+    // Our own words for the operator, as plain text even once the console goes to the log.
+    process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
   }
   console.error(err);
