@@ -246,11 +246,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     jwt: config.JWT_ISSUER !== undefined,
     extendedSkills,
   });
-  const signing = await SigningKeys.open(config.keysDir, { issuer: url }).catch(async (err: Error) => {
-    server.close();
-    await store.close();
-    throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
-  });
+  const signing = await SigningKeys.open(config.keysDir, { issuer: url, logger }).catch(
+    async (err: Error) => {
+      server.close();
+      await store.close();
+      throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
+    },
+  );
   keys = signing;
   const keysReload = setInterval(() => {
     signing

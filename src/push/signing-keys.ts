@@ -10,7 +10,9 @@ import {
   type JWK,
   SignJWT,
 } from 'jose';
+import type { Logger } from 'pino';
 import { z } from 'zod';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from '../files/private-modes.js';
 
 /** What the caller knows about one delivery attempt; `sign()` adds iss, iat, exp, jti and the body hash. */
 export interface NotificationClaims {
@@ -47,6 +49,8 @@ export interface SigningKeysOptions {
   pruneGraceMs?: number;
   /** Default `now` of every method, and creation time of keys `open()`/`reload()` generate; Date.now. */
   clock?: () => number;
+  /** Told when the directory or a key file was found open to other users (and tightened). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of `body` (the `request_body_sha256` claim). */
@@ -79,7 +83,7 @@ async function generateKey(dir: string, now: number): Promise<StoredKey> {
 async function writeKey(dir: string, { kid, ...file }: StoredKey): Promise<void> {
   const tmp = join(dir, `.${kid}.${process.pid}.${randomUUID()}.tmp`);
   try {
-    const fh = await open(tmp, 'wx', 0o600);
+    const fh = await open(tmp, 'wx', PRIVATE_FILE_MODE);
     try {
       await fh.writeFile(JSON.stringify(file));
       await fh.sync();
@@ -140,7 +144,7 @@ function publicJwk({ kid, privateJwk: k }: StoredKey): JWK {
  * a crash in between leaves two valid keys, never none.
  */
 export async function rotateSigningKey(dir: string, now = Date.now()): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const old = await readKeys(dir);
   const fresh = await generateKey(dir, now);
   for (const k of old) if (k.retiredAt === undefined) await writeKey(dir, { ...k, retiredAt: now });
@@ -173,9 +177,15 @@ export class SigningKeys {
     this.clock = opts.clock ?? Date.now;
   }
 
-  /** Loads the keys in `dir` (created 0700 if missing), generating the first one if none is valid. */
+  /**
+   * Loads the keys in `dir` (created 0700 if missing), generating the first one if none is valid. The
+   * directory holds only private keys: one open to other users, or a key file, is tightened.
+   */
   static async open(dir: string, opts: SigningKeysOptions): Promise<SigningKeys> {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    tightenIfPresent(dir, PRIVATE_DIR_MODE, opts.logger);
+    for (const name of (await readdir(dir)).filter(isKeyFile))
+      tightenIfPresent(join(dir, name), PRIVATE_FILE_MODE, opts.logger);
     const keys = new SigningKeys(dir, opts);
     await keys.reload();
     return keys;

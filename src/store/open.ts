@@ -7,6 +7,7 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
 /** The store DATABASE_URL names: the embedded SQLite file, or PostgreSQL shared by several instances. */
 export async function openStore(config: Config, logger: Logger): Promise<TaskStore> {
   const d = config.database;
-  if (d.kind === 'sqlite') return new SqliteStore({ path: d.path, synchronous: config.SQLITE_SYNCHRONOUS });
+  if (d.kind === 'sqlite')
+    return new SqliteStore({ path: d.path, synchronous: config.SQLITE_SYNCHRONOUS, logger });
   return PostgresStore.open({ url: d.url, schema: d.schema, poolMax: d.poolMax, logger });
 }

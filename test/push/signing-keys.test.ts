@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   bodySha256,
@@ -183,5 +185,27 @@ describe('SigningKeys', () => {
     writeFileSync(join(dir, 'not-the-kid.json'), file, { mode: 0o600 });
     await expect(keys.reload()).rejects.toThrow(/not-the-kid\.json is malformed/);
     expect(keys.activeKid).toBeDefined(); // the loaded keys stay in use
+  });
+
+  it('a keys directory and key files left open to others are tightened to 0700/0600 at open, with a warning', async () => {
+    const dir = dirs.make();
+    const first = await SigningKeys.open(dir, opts);
+    const keyFile = join(dir, `${first.activeKid}.json`);
+    chmodSync(dir, 0o755);
+    chmodSync(keyFile, 0o644);
+    const warnings: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) warnings.push(JSON.parse(line));
+        done();
+      },
+    });
+    await SigningKeys.open(dir, { ...opts, logger: pino(sink) });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(warnings).toEqual([
+      expect.objectContaining({ level: 40, path: dir, mode: '0755', now: '0700' }),
+      expect.objectContaining({ level: 40, path: keyFile, mode: '0644', now: '0600' }),
+    ]);
   });
 });

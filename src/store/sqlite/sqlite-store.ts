@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
 import { EngineError, QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
@@ -40,6 +39,7 @@ import {
 } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
+import { makeDatabasePrivate } from './private-files.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { WalSync } from './wal-sync.js';
 
@@ -51,6 +51,8 @@ export interface SqliteOptions {
    * a crash of the process (the OS may still lose the last writes).
    */
   synchronous?: 'full' | 'normal';
+  /** Told when the database's files or directory were found open to other users. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** The embedded default store: one better-sqlite3 connection in WAL mode. */
@@ -62,7 +64,7 @@ export class SqliteStore implements TaskStore {
   #closed = false;
 
   constructor(options: SqliteOptions) {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    if (options.path !== ':memory:') makeDatabasePrivate(options.path, options.logger);
     this.#db = new Database(options.path);
     this.#db.pragma('journal_mode = WAL');
     // Durability comes from WalSync (off the event loop), not from a sync inside each COMMIT.
