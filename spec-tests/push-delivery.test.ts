@@ -358,6 +358,30 @@ describe('push notification delivery', () => {
     await verifyAll(hook, agent.url, task.id);
   });
 
+  it('a webhook whose host name never resolves (.invalid) is dead-lettered after PUSH_DNS_MAX_ATTEMPTS, not retried for 24 h', async () => {
+    // RFC 6761: no name under .invalid ever resolves. The allow-list opens it, so it is really looked up.
+    const agent = await start({
+      PUSH_ALLOW: '127.0.0.0/8,hook.invalid',
+      PUSH_DNS_MAX_ATTEMPTS: '3',
+      PUSH_TIMEOUT_MS: '5000',
+    });
+    const { task } = await send(
+      agent,
+      skillMessage('export', { rows: 1 }),
+      inline('http://hook.invalid/hook'),
+    );
+    const dead = () => agent.logs.filter((l) => l.msg === 'push: dead-lettered' && l.taskId === task.id);
+    const [first] = await eventually(async () => (dead().length > 0 ? dead() : undefined));
+    expect(first).toMatchObject({ level: 40, attempt: 3 });
+    expect(String(first?.error)).toMatch(
+      /^host name does not resolve after 3 attempts \(.*\b(ENOTFOUND|EAI_AGAIN)\b/,
+    );
+    const retries = agent.logs.filter(
+      (l) => l.msg === 'push: will retry' && l.notificationId === first?.notificationId,
+    );
+    expect(retries.map((l) => l.attempt)).toEqual([1, 2]);
+  });
+
   it('a canceled task notifies exactly once, with state canceled', async () => {
     const agent = await start();
     const hook = await receiver();

@@ -271,6 +271,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxAgeMs: config.PUSH_MAX_AGE_MS,
     retryBaseMs: config.PUSH_RETRY_MS,
     retryMaxMs: config.PUSH_RETRY_MAX_MS,
+    dnsMaxAttempts: config.PUSH_DNS_MAX_ATTEMPTS,
     concurrency: config.PUSH_CONCURRENCY,
     pollMs: config.PUSH_POLL_MS,
     clock: engine.now,

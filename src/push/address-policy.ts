@@ -16,7 +16,7 @@ const ipaddr = createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr;
 export interface AddressPolicy {
   /** CIDR ranges (single IPs become /32 or /128) whose addresses may be connected to. */
   readonly ranges: ReadonlyArray<readonly [IpAddr.IPv4 | IpAddr.IPv6, number]>;
-  /** Host names (lower case, no trailing dot) that may be used whatever they resolve to. */
+  /** Host names (normalized by `normalizeHostName`) that may be used whatever they resolve to. */
   readonly hosts: ReadonlySet<string>;
   /**
    * Whether public unicast addresses may be used at all. False closes everything but the list (a
@@ -49,10 +49,11 @@ export function parseAllowList(spec: string | undefined, publicAllowed = true): 
       ranges.push(range);
       continue;
     }
-    const host = normalizeHost(entry);
+    const name = normalizeHostName(entry);
+    if ('reason' in name) throw new Error(`push allow-list: "${entry}": ${name.reason}`);
     // A last label of digits is a mistyped address ("10.0.0"), never a name WHATWG URL would keep.
-    if (HOST_NAME.test(host) && !/(^|\.)[0-9]+$/.test(host)) {
-      hosts.add(host);
+    if (HOST_NAME.test(name.host) && !/(^|\.)[0-9]+$/.test(name.host)) {
+      hosts.add(name.host);
       continue;
     }
     throw new Error(`push allow-list: "${entry}" is not a CIDR, an IP address or a host name`);
@@ -72,14 +73,25 @@ function parseRange(entry: string): readonly [IP, number] | undefined {
   return ipaddr.isValidCIDR(entry) ? ipaddr.parseCIDR(entry) : undefined;
 }
 
-function normalizeHost(host: string): string {
-  const lower = host.toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+/**
+ * A host name as every check compares it: lower case, with all trailing dots removed (`localhost.`,
+ * `LOCALHOST..` and `localhost` are one name). A name with an empty label (`a..b`, `.a`) is refused:
+ * resolvers treat it differently, so no check could say what it reaches.
+ *
+ * @example normalizeHostName('X.Internal..') // { host: 'x.internal' }
+ */
+export function normalizeHostName(raw: string): { host: string } | { reason: string } {
+  const host = raw.toLowerCase().replace(/\.+$/, '');
+  if (host === '') return { reason: `${JSON.stringify(raw)} is not a host name (nothing but dots)` };
+  if (host.split('.').includes(''))
+    return { reason: `${raw} is not a valid host name (an empty label: a leading dot or two dots in a row)` };
+  return { host };
 }
 
-/** True when the operator listed this exact host name (case-insensitive, trailing dot ignored). */
+/** True when the operator listed this exact host name (case-insensitive, trailing dots ignored). */
 export function isAllowedHost(host: string, policy: AddressPolicy): boolean {
-  return policy.hosts.has(normalizeHost(host));
+  const name = normalizeHostName(host);
+  return 'host' in name && policy.hosts.has(name.host);
 }
 
 const RANGE_NAMES: Record<string, string> = {
@@ -183,7 +195,14 @@ export function checkWebhookUrl(raw: string, policy: AddressPolicy): { url: URL 
     const reason = refuseAddress(host, policy);
     return reason === undefined ? { url } : { reason };
   }
-  if (isAllowedHost(host, policy)) return { url };
-  const reason = refuseHostName(normalizeHost(host));
+  const name = normalizeHostName(host);
+  if ('reason' in name) return name;
+  // "127.0.0.1.." is no address to WHATWG URL, but is one once its dots are gone: judge it as one.
+  if (ipaddr.isValid(name.host)) {
+    const reason = refuseAddress(name.host, policy);
+    return reason === undefined ? { url } : { reason };
+  }
+  if (policy.hosts.has(name.host)) return { url };
+  const reason = refuseHostName(name.host);
   return reason === undefined ? { url } : { reason };
 }

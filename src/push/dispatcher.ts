@@ -31,6 +31,11 @@ export interface DispatcherOptions {
   /** Delay before the first retry; doubles per attempt up to `retryMaxMs`, with jitter. */
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * Attempts to a webhook whose host name does not resolve before its notification is dead-lettered,
+   * instead of retrying it until `maxAgeMs`: a name that is not in the DNS rarely comes back.
+   */
+  dnsMaxAttempts: number;
   /** Deliveries in flight at once (one at a time per webhook of a task, whatever this is). */
   concurrency: number;
   /** How often due retries are looked for when nothing else wakes the dispatcher. */
@@ -55,8 +60,8 @@ const LEASE_MARGIN_MS = 5000;
  * Delivers the push outbox. Notifications are rows written with the events they announce; this
  * claims the due ones under a lease, POSTs each (signed, SSRF-guarded, with a timeout), and records
  * the outcome: delivered rows go, failed ones come back after an exponential backoff with jitter,
- * and those older than `maxAgeMs`, or refused for good by the receiver, are dead-lettered with a
- * log line. A crash between the POST and its record means one repeat, with the same notification
+ * and those older than `maxAgeMs`, refused for good by the receiver, or whose host name still does
+ * not resolve after `dnsMaxAttempts` attempts, are dead-lettered with a log line. A crash between the POST and its record means one repeat, with the same notification
  * id: delivery is at least once.
  */
 export class PushDispatcher {
@@ -190,6 +195,13 @@ export class PushDispatcher {
     const at = o.clock();
     if (result.ok) return { kind: 'delivered' };
     if (!result.retryable) return { kind: 'dead', at, error: result.error };
+    if (result.unresolved && n.attempts >= o.dnsMaxAttempts) {
+      return {
+        kind: 'dead',
+        at,
+        error: `host name does not resolve after ${n.attempts} attempts (${result.error})`,
+      };
+    }
     const retryAt = Math.round(at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs));
     if (retryAt - n.createdAt > o.maxAgeMs) {
       return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts` };

@@ -16,7 +16,14 @@ export type LookupFunction = (
 
 export type WebhookResult =
   | { ok: true; status: number }
-  | { ok: false; status?: number; error: string; retryable: boolean };
+  | {
+      ok: false;
+      status?: number;
+      error: string;
+      retryable: boolean;
+      /** The host name did not resolve (no such name, or no answer): a bounded number of tries only. */
+      unresolved?: true;
+    };
 
 export interface WebhookRequest {
   url: URL;
@@ -31,6 +38,8 @@ export interface WebhookRequest {
 // Enough to see a receiver's answer end; anything longer is discarded by closing the socket.
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const REFUSED = 'ERR_WEBHOOK_ADDRESS_REFUSED';
+// What dns.lookup (getaddrinfo) fails with when a name has no address: no such name, no answer, or no data.
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'ENODATA', 'EAI_NONAME']);
 
 /**
  * POSTs one webhook. Never throws and never follows redirects; the destination address is checked
@@ -107,7 +116,9 @@ export async function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
       return;
     }
     outgoing.on('error', (err: NodeJS.ErrnoException) => {
-      finish({ ok: false, error: describeError(err), retryable: err.code !== REFUSED });
+      const error = describeError(err);
+      const unresolved = err.code !== undefined && UNRESOLVED.has(err.code);
+      finish({ ok: false, error, retryable: err.code !== REFUSED, ...(unresolved ? { unresolved } : {}) });
     });
     outgoing.end(req.body);
   });

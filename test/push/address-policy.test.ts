@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookUrl, parseAllowList, refuseAddress } from '../../src/push/address-policy.js';
+import {
+  checkWebhookUrl,
+  normalizeHostName,
+  parseAllowList,
+  refuseAddress,
+} from '../../src/push/address-policy.js';
 
 const closed = parseAllowList(undefined);
 
@@ -121,6 +126,45 @@ describe('parseAllowList', () => {
     '-leading.example',
   ])('throws on the bad entry %j, naming it', (entry) => {
     expect(() => parseAllowList(`10.0.0.0/8,${entry}`)).toThrow(entry);
+  });
+});
+
+describe('host names are normalised before every check (trailing dots, case, empty labels)', () => {
+  it.each([
+    ['http://localhost./', 'localhost is a loopback host name'],
+    ['http://localhost../', 'localhost is a loopback host name'],
+    ['http://LOCALHOST.../', 'localhost is a loopback host name'],
+    ['http://foo.localhost../', 'foo.localhost is a loopback host name'],
+    ['http://x.internal./', 'x.internal is a cloud-metadata/internal host name'],
+    ['http://x.internal../', 'x.internal is a cloud-metadata/internal host name'],
+    ['http://METADATA../', 'metadata is a cloud-metadata/internal host name'],
+    // Not an address to WHATWG URL, but one once the dots are gone.
+    ['http://127.0.0.1../', '127.0.0.1 is a loopback address'],
+  ])('regression: %s cannot slip past the name checks', (raw, reason) => {
+    expect(reasonFor(raw)).toBe(reason);
+  });
+
+  it.each(['http://a..b/', 'http://.example.com/', 'http://localhost..internal/', 'http://../'])(
+    'refuses %s: an empty label, with a reason saying so',
+    (raw) => {
+      expect(reasonFor(raw)).toMatch(/not a (valid )?host name/);
+    },
+  );
+
+  it('an allow-listed name matches whatever trailing dots and case the URL has', () => {
+    const policy = parseAllowList('hooks.internal.example..', false);
+    expect(policy.hosts).toEqual(new Set(['hooks.internal.example']));
+    expect(reasonFor('http://HOOKS.internal.example.../', policy)).toBeUndefined();
+    expect(reasonFor('http://hooks..internal.example/', policy)).toContain('empty label');
+  });
+
+  it.each(['a..b', '.example.com', '..'])('the allow-list refuses %j, saying why', (entry) => {
+    expect(() => parseAllowList(entry)).toThrow(/empty label|nothing but dots/);
+  });
+
+  it('normalizeHostName', () => {
+    expect(normalizeHostName('X.Internal..')).toEqual({ host: 'x.internal' });
+    expect(normalizeHostName('a..b')).toHaveProperty('reason');
   });
 });
 

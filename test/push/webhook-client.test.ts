@@ -157,6 +157,7 @@ describe('postWebhook against real receivers', () => {
     await once(server, 'close');
     const result = await post(`http://127.0.0.1:${port}/`);
     expect(result).toMatchObject({ ok: false, retryable: true });
+    expect(result).not.toHaveProperty('unresolved');
     expect(result.ok ? '' : result.error).toContain('ECONNREFUSED');
   });
 });
@@ -205,9 +206,14 @@ describe('postWebhook address checks', () => {
     expect(r.received[0]?.headers.host).toBe(`rebind.test:${r.port}`);
   });
 
-  it('a name that does not resolve is a retryable error', async () => {
+  it('a name that does not resolve is a retryable error, marked unresolved (retried a bounded number of times)', async () => {
     const result = await post('http://nowhere.test/', closed, { lookup: rebindLookup });
-    expect(result).toMatchObject({ ok: false, retryable: true });
+    expect(result).toMatchObject({ ok: false, retryable: true, unresolved: true });
     expect(result.ok ? '' : result.error).toContain('ENOTFOUND');
+  });
+
+  it('a name under .invalid (RFC 6761: never resolves) is unresolved with the system resolver too', async () => {
+    const result = await post('http://hook.invalid/', parseAllowList('hook.invalid', false));
+    expect(result).toMatchObject({ ok: false, retryable: true, unresolved: true });
   });
 });
