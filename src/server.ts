@@ -28,6 +28,7 @@ import { problem } from './faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
 import { jobsRouter } from './faces/jobs/router.js';
 import { PushDispatcher } from './push/dispatcher.js';
+import { SecretBox } from './push/secret-box.js';
 import { SigningKeys } from './push/signing-keys.js';
 import { commandSkill, loadCommands } from './skills/command.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
@@ -81,6 +82,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
   const admit = admission(authenticator, limiter);
+  const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
+    throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
+  });
   // Opened once every other setting has passed: a refused start leaves no connection behind.
   const store: TaskStore = await openStore(config, logger).catch((err: Error) => {
     const where = describeDatabase(config.database);
@@ -154,6 +158,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     pushPolicy: config.pushPolicy,
+    secrets,
     logger,
   });
   let keys: SigningKeys | undefined;
@@ -267,6 +272,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     render: renderNotification,
     artifactUrl: engine.artifactUrl,
     policy: config.pushPolicy,
+    secrets,
     timeoutMs: config.PUSH_TIMEOUT_MS,
     maxAgeMs: config.PUSH_MAX_AGE_MS,
     retryBaseMs: config.PUSH_RETRY_MS,

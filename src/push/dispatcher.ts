@@ -7,6 +7,7 @@ import type { TaskView } from '../engine/task.js';
 import { DEFAULT_ARTIFACT_LINK, viewAt } from '../engine/view.js';
 import type { TaskStore } from '../store/port.js';
 import type { AddressPolicy } from './address-policy.js';
+import type { SecretBox } from './secret-box.js';
 import type { SigningKeys } from './signing-keys.js';
 import { type LookupFunction, postWebhook } from './webhook-client.js';
 
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   /** Where notifications link large artifacts (their content is never put in a body). */
   artifactUrl?: ArtifactLink;
   policy: AddressPolicy;
+  /** Opens the webhooks' sealed tokens and credentials, to send them. */
+  secrets: SecretBox;
   /** One delivery attempt, connect to response. */
   timeoutMs: number;
   /** After this long since its event, a notification still undelivered is dead-lettered. */
@@ -180,9 +183,15 @@ export class PushDispatcher {
         now,
       ),
     };
-    if (n.config.token) headers[NOTIFICATION_HEADERS.token] = n.config.token;
-    const auth = n.config.authentication;
-    if (auth) headers.Authorization = auth.credentials ? `${auth.scheme} ${auth.credentials}` : auth.scheme;
+    try {
+      const { token, authentication: auth } = n.config;
+      if (token) headers[NOTIFICATION_HEADERS.token] = o.secrets.unseal(token, 'token');
+      const credentials = auth?.credentials && o.secrets.unseal(auth.credentials, 'credentials');
+      if (auth) headers.Authorization = credentials ? `${auth.scheme} ${credentials}` : auth.scheme;
+    } catch (err) {
+      // Another key sealed it: no attempt can send it, and never without it.
+      return { kind: 'dead', at: now, error: (err as Error).message };
+    }
 
     const result = await postWebhook({
       url,

@@ -3,6 +3,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { PushConfig } from '../../engine/push.js';
 import type { NewPushConfig } from '../../engine/push-configs.js';
 import { type AddressPolicy, checkWebhookUrl } from '../../push/address-policy.js';
+import type { SecretBox } from '../../push/secret-box.js';
 
 /** What Get and List show instead of a stored secret. */
 export const REDACTED = '********';
@@ -14,11 +15,15 @@ export const REDACTED = '********';
  */
 const ALL_EVENTS = 'taskhandle-events=all';
 
-/** A caller's webhook, checked: a URL we may call (SSRF guard), an authentication scheme if any. */
+/**
+ * A caller's webhook, checked: a URL we may call (SSRF guard), an authentication scheme if any. Its
+ * token and credentials are sealed here, as they come in: only the dispatcher unseals them, to send.
+ */
 export function toNewPushConfig(
   c: TaskPushNotificationConfig,
   format: string,
   policy: AddressPolicy,
+  secrets: SecretBox,
 ): NewPushConfig {
   if (!c.url) throw new RequestMalformedError('push notification config: url is required');
   const checked = checkWebhookUrl(c.url, policy);
@@ -29,9 +34,14 @@ export function toNewPushConfig(
   return {
     id: c.id || undefined,
     url: c.url,
-    token: c.token || undefined,
+    token: c.token ? secrets.seal(c.token, 'token') : undefined,
     authentication: c.authentication?.scheme
-      ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials || undefined }
+      ? {
+          scheme: c.authentication.scheme,
+          credentials: c.authentication.credentials
+            ? secrets.seal(c.authentication.credentials, 'credentials')
+            : undefined,
+        }
       : undefined,
     allEvents: checked.url.hash.slice(1).split('&').includes(ALL_EVENTS),
     format,

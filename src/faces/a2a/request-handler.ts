@@ -24,6 +24,7 @@ import { type Engine, type SendResult, type StreamItem, settled } from '../../en
 import type { LoggedEvent } from '../../engine/events.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
+import type { SecretBox } from '../../push/secret-box.js';
 import type { Audit } from '../audit.js';
 import { callState } from './call-state.js';
 import { type Transport, toProtocolError } from './errors.js';
@@ -41,6 +42,8 @@ export interface HandlerOptions {
   blockingTimeoutMs: number;
   /** Which webhook addresses callers may register (the SSRF guard). */
   pushPolicy: AddressPolicy;
+  /** Seals the webhooks' tokens and credentials before they are stored. */
+  secrets: SecretBox;
   /** Where internal failures are logged (callers get no detail of them). */
   logger: Logger;
 }
@@ -207,7 +210,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
     const { owner, version, principal } = callState(context);
-    const config = toNewPushConfig(params, version, this.#o.pushPolicy);
+    const config = toNewPushConfig(params, version, this.#o.pushPolicy, this.#o.secrets);
     const taskId = requireId(params.taskId);
     const stored = await this.#guard(() => this.#engine.push.put(owner, taskId, config));
     this.#o.audit('push-config-set', principal, taskId);
@@ -261,7 +264,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
   /** The webhook a send may carry in its configuration. */
   #inlinePush(params: SendMessageRequest, version: string) {
     const config = params.configuration?.taskPushNotificationConfig;
-    return config && toNewPushConfig(config, version, this.#o.pushPolicy);
+    return config && toNewPushConfig(config, version, this.#o.pushPolicy, this.#o.secrets);
   }
 
   /**
