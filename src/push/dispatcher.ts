@@ -64,8 +64,8 @@ const LEASE_MARGIN_MS = 5000;
  * claims the due ones under a lease, POSTs each (signed, SSRF-guarded, with a timeout), and records
  * the outcome: delivered rows go, failed ones come back after an exponential backoff with jitter,
  * and those older than `maxAgeMs`, refused for good by the receiver, or whose host name still does
- * not resolve after `dnsMaxAttempts` attempts, are dead-lettered with a log line. A crash between the POST and its record means one repeat, with the same notification
- * id: delivery is at least once.
+ * not resolve after `dnsMaxAttempts` attempts, are dead-lettered with a log line. A crash between
+ * the POST and its record means one repeat, with the same notification id: delivery is at least once.
  */
 export class PushDispatcher {
   readonly #o: DispatcherOptions;
