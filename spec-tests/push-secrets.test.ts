@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { skillMessage, startTask, V1 } from './a2a.js';
+import { eventually, skillMessage, startTask, V1 } from './a2a.js';
 import { type Agent, launch } from './harness.js';
 import { type Receiver, startReceiver } from './webhook-receiver.js';
 
@@ -59,5 +59,32 @@ describe('webhook secrets at rest', () => {
     expect(n?.status).toBe(200);
     expect(n?.headers['x-a2a-notification-token']).toBe('legacy-token');
     expect(n?.headers.authorization).toBe('Bearer cred-secret');
+  });
+
+  it('a secret that does not unseal (another KEYS_DIR sealed it) dead-letters its notification, saying why', async () => {
+    const agent = await launch({ env: { PUSH_ALLOW: '127.0.0.0/8', RUNNER_CONCURRENCY: '1' } });
+    agents.push(agent);
+    const hook = await startReceiver();
+    receivers.push(hook);
+    const blocker = await startTask(agent, skillMessage('sleep', { seconds: 600 }));
+    await agent.waitForState(blocker.id, 'TASK_STATE_WORKING');
+    const task = await startTask(agent, skillMessage('export', { rows: 1 }));
+    await agent.rpc('CreateTaskPushNotificationConfig', { taskId: task.id, url: hook.url(), token: 't' }, V1);
+    const db = new Database(agent.dbPath);
+    db.pragma('busy_timeout = 5000');
+    try {
+      const foreign = `sealed:v1:${Buffer.alloc(40, 7).toString('base64url')}`;
+      db.prepare('UPDATE push_configs SET token = ? WHERE task_id = ?').run(foreign, task.id);
+    } finally {
+      db.close();
+    }
+
+    await agent.rpc('CancelTask', { id: blocker.id }, V1);
+    const dead = await eventually(async () =>
+      agent.logs.find((l) => l.msg === 'push: dead-lettered' && l.taskId === task.id),
+    );
+    expect(String(dead.error)).toContain("the webhook's token cannot be unsealed");
+    expect(String(dead.error)).toContain('every instance must read the same KEYS_DIR');
+    expect(hook.received).toHaveLength(0);
   });
 });
