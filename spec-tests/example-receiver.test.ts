@@ -53,7 +53,9 @@ describe('examples/webhook-receiver.mjs (the README walk-through)', () => {
   });
 
   it('verifies the one completed notification of an export it registered for, with its token', async () => {
-    const task = await startTask(agent, skillMessage('export', { rows: 20, chunkRows: 10, delayMs: 50 }));
+    // Long enough (a 1.5 s pause between its two chunks) that the webhook is registered before it
+    // ends, also on a loaded machine: a task that ended first would owe this webhook nothing.
+    const task = await startTask(agent, skillMessage('export', { rows: 20, chunkRows: 10, delayMs: 1500 }));
     const created = await agent.rpc(
       'CreateTaskPushNotificationConfig',
       { taskId: task.id, url: hook, token: 'my-secret-token' },
