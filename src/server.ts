@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import express from 'express';
 import { type Logger, pino } from 'pino';
 import { openAuthenticator } from './auth/open.js';
@@ -23,6 +24,7 @@ import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import type { Audit } from './faces/audit.js';
+import { clientErrorOf } from './faces/http/http-error.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { problem } from './faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
@@ -165,6 +167,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const shutdown = new AbortController();
   const bodyAndStreams = {
     maxBodyBytes: config.MAX_BODY_BYTES,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
     keepAliveMs: config.SSE_KEEPALIVE_MS,
     shutdown: shutdown.signal,
   };
@@ -197,19 +200,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
     }
   });
-  app.use(REST_PATH, restRouter({ handler, admit, ...bodyAndStreams }));
+  app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
-  app.use((_req, res) => {
-    res.status(404).json({ error: 'not found' });
-  });
-  // Express would answer an internal failure with its stack trace: log it, tell the caller no more.
+  app.use((_req, res) =>
+    problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
+  );
+  // Express would answer with the error's own message or stack trace. A caller's error (a 4xx the
+  // framework marked, e.g. a malformed %-escape in the path) keeps its status, in our words; an
+  // internal failure is logged and the caller told no more than that it happened.
   app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
-    logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    const client = clientErrorOf(err);
+    if (!client) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
     if (res.headersSent) return next(err);
-    problem(res, 500, INTERNAL_MESSAGE);
+    if (client) problem(res, client.status, client.message);
+    else problem(res, 500, INTERNAL_MESSAGE);
   });
 
   const inFlight = new InFlight();
@@ -219,7 +226,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
       jsonrpc(req, res).catch((err: unknown) => {
         logger.error({ err }, 'JSON-RPC request failed');
-        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+        if (!res.headersSent) {
+          const error = { code: A2A_ERROR_CODE.INTERNAL_ERROR, message: INTERNAL_MESSAGE };
+          res.writeHead(500, { 'Content-Type': 'application/json' });
+          res.write(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
+        }
         res.end();
       });
       return;

@@ -4,10 +4,12 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
-import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import { BodyRefused, isJsonContentType, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import type { Admission } from './admission.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
+import { INTERNAL_MESSAGE } from './errors.js';
+import { paramsProblem } from './params.js';
 import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
@@ -18,6 +20,8 @@ export interface JsonRpcOptions {
   /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
   admit: (req: IncomingMessage) => Promise<Admission>;
   maxBodyBytes: number;
+  /** MAX_JSON_DEPTH: bodies nested deeper are refused before they are parsed. */
+  maxJsonDepth: number;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
   shutdown: AbortSignal;
@@ -25,18 +29,20 @@ export interface JsonRpcOptions {
 }
 
 type JsonRpcId = string | number | null;
+interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 interface JsonRpcResponse {
   jsonrpc: '2.0';
   id: JsonRpcId;
   result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
+  error?: JsonRpcError;
 }
 
 /** Protocol errors thrown inside a stream, as each version's JSON-RPC error object. */
-const errorMappers: Record<
-  ProtocolVersion,
-  (err: unknown) => { code: number; message: string; data?: unknown }
-> = {
+const errorMappers: Record<ProtocolVersion, (err: unknown) => JsonRpcError> = {
   '1.0': (err) => JsonRpcTransportHandler.mapToJSONRPCError(err),
   '0.3': (err) => LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err),
 };
@@ -70,26 +76,20 @@ export function jsonRpcEndpoint(
       const { status, code, message, headers } = auth.refusal;
       return sendJson(res, status, failure(null, code, message), headers);
     }
-    let text: string;
-    try {
-      text = await readBody(req, o.maxBodyBytes);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) {
-        return sendJson(res, 413, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, err.message), {
-          Connection: 'close',
-        });
-      }
-      throw err;
-    }
     let body: unknown;
     try {
-      body = JSON.parse(text);
-    } catch {
-      return sendJson(
-        res,
-        200,
-        failure(null, A2A_ERROR_CODE.PARSE_ERROR, 'Parse error: the body is not valid JSON'),
-      );
+      body = parseJson(await readBody(req, o.maxBodyBytes), o.maxJsonDepth);
+    } catch (err) {
+      if (!(err instanceof BodyRefused)) throw err;
+      const { kind, message } = err.problem;
+      if (kind === 'not-json')
+        return sendJson(res, 200, failure(null, A2A_ERROR_CODE.PARSE_ERROR, `Parse error: ${message}`));
+      if (kind === 'too-deep')
+        return sendJson(res, 200, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, message));
+      // The body was not read (too large, or compressed): an HTTP status says so to intermediaries too.
+      return sendJson(res, err.status, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, message), {
+        Connection: 'close',
+      });
     }
     const envelope = checkEnvelope(body);
     if ('error' in envelope) return sendJson(res, 200, envelope.error);
@@ -97,6 +97,13 @@ export function jsonRpcEndpoint(
     // answer an unknown method sent without params with -32602 instead of -32601.
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
+    const badParams = paramsProblem(version.version, envelope.method, request.params);
+    if (badParams)
+      return sendJson(
+        res,
+        200,
+        failure(envelope.id, A2A_ERROR_CODE.INVALID_PARAMS, `Invalid params: ${badParams}`),
+      );
     if (version.version === '1.0' && envelope.method === 'GetTask') {
       const json = await pollFastPath(o, auth.principal, request.params);
       if (json !== undefined)
@@ -120,6 +127,7 @@ export function jsonRpcEndpoint(
 
     if (!STREAMING.has(envelope.method) || !(Symbol.asyncIterator in outcome)) {
       const response = outcome as JsonRpcResponse;
+      if (response.error) response.error = ownWords(response.error, envelope.method, o.logger);
       const status = response.error?.code === A2A_ERROR_CODE.INTERNAL_ERROR ? 500 : 200;
       if (status === 500)
         o.logger.error({ error: response.error, method: envelope.method }, 'internal error');
@@ -132,7 +140,7 @@ export function jsonRpcEndpoint(
         if (!sse.send(event, state.cursor.seq)) break;
       }
     } catch (err) {
-      const error = errorMappers[version.version](err);
+      const error = ownWords(errorMappers[version.version](err), envelope.method, o.logger);
       if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
         o.logger.error({ err, method: envelope.method }, 'stream failed');
       sse.send({ jsonrpc: '2.0', id: envelope.id, error });
@@ -166,6 +174,21 @@ function checkEnvelope(body: unknown): { method: string; id: JsonRpcId } | { err
     return { error: failure(id, A2A_ERROR_CODE.INVALID_REQUEST, 'Invalid request: method is required') };
   }
   return { method: r.method, id };
+}
+
+/**
+ * An error the SDK's transport raised from a JS failure while decoding a request (InternalError
+ * carrying the JS message, e.g. "Cannot read properties of null"): the request's params were not
+ * what the method takes. Said in our words as InvalidParams; the original goes to the log. Our
+ * own internal failures already carry {@link INTERNAL_MESSAGE} and stay InternalError.
+ */
+function ownWords(error: JsonRpcError, method: string, logger: Logger): JsonRpcError {
+  if (error.code !== A2A_ERROR_CODE.INTERNAL_ERROR || error.message === INTERNAL_MESSAGE) return error;
+  logger.warn({ method, cause: error.message }, 'JSON-RPC params the SDK could not decode');
+  return {
+    code: A2A_ERROR_CODE.INVALID_PARAMS,
+    message: `Invalid params: they do not have the shape ${method} takes`,
+  };
 }
 
 const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({

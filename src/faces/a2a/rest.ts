@@ -4,16 +4,29 @@ import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import {
+  type BodyLimits,
+  BodyRefused,
+  hasBody,
+  isJsonContentType,
+  parseJson,
+  readBody,
+} from '../http/body.js';
+import { clientErrorOf } from '../http/http-error.js';
 import type { Admission } from './admission.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
+import { INTERNAL_MESSAGE } from './errors.js';
+import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion } from './version.js';
 
-export interface RestOptions {
+export interface RestOptions extends BodyLimits {
   handler: A2ARequestHandler;
   /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
   admit: (req: IncomingMessage) => Promise<Admission>;
-  maxBodyBytes: number;
+  /** Where internal failures are logged (callers get no detail of them). */
+  logger: Logger;
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
   shutdown: AbortSignal;
@@ -30,8 +43,7 @@ export function restRouter(o: RestOptions): express.Router {
   const router = express.Router();
 
   router.use(async (req: Request, res: Response, next: NextFunction) => {
-    // The SDK serves v0.3 REST under /v1/ and v1.0 REST at the root of this router.
-    const legacy = req.path.startsWith('/v1/');
+    const legacy = isLegacyPath(req.path);
     // The path picks the version; a header that names one we do not speak is still refused (spec 3.6.2).
     const asked = requestedVersion(req);
     if (!asked.ok) {
@@ -58,18 +70,24 @@ export function restRouter(o: RestOptions): express.Router {
     states.set(req.headers, state);
     withSseIds(res, state, o.keepAliveMs);
     withRetryAfter(res);
-    if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'])) return next();
+    withOwnWords(res, legacy, o.logger);
     try {
-      const text = await readBody(req, o.maxBodyBytes);
-      req.body = text.trim() === '' ? {} : JSON.parse(text);
-      next();
+      req.body = await restBody(req, o);
+      const schema = legacy ? undefined : bodySchemaOf(req.path);
+      const bad = schema && problemOf(schema, req.body);
+      if (bad) {
+        refuse(res, legacy, 400, `Invalid params: ${bad}`);
+        return;
+      }
     } catch (err) {
-      const tooLarge = err instanceof BodyTooLarge;
-      const status = tooLarge ? 413 : 400;
-      const error = new RequestMalformedError(tooLarge ? err.message : 'The body is not valid JSON');
-      if (tooLarge) res.setHeader('Connection', 'close');
-      res.status(status).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, status));
+      if (!(err instanceof BodyRefused)) throw err;
+      // A body not read to its end (too large, compressed) leaves the connection in no known state.
+      if (err.problem.kind === 'too-large' || err.problem.kind === 'encoding')
+        res.setHeader('Connection', 'close');
+      refuse(res, legacy, err.status, err.message);
+      return;
     }
+    next();
   });
 
   router.use(
@@ -84,7 +102,78 @@ export function restRouter(o: RestOptions): express.Router {
       },
     }),
   );
+  router.use((req, res) => refuse(res, isLegacyPath(req.path), 404, 'No such REST endpoint'));
+  // What the SDK's router or the framework could not serve (a malformed %-escape in the path, a
+  // failure of ours): the caller's 4xx in our words, in this face's shape; an internal failure logged.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const client = clientErrorOf(err);
+    if (!client) o.logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) return next(err);
+    refuse(res, isLegacyPath(req.path), client?.status ?? 500, client?.message ?? INTERNAL_MESSAGE);
+  });
   return router;
+}
+
+/** The v1.0 routes whose bodies the SDK decodes: their fields' types, checked first (see params.ts). */
+function bodySchemaOf(path: string): z.ZodType | undefined {
+  if (/^(\/[^/]+)?\/message:(send|stream)$/.test(path)) return REST_BODIES.send;
+  if (/^(\/[^/]+)?\/tasks\/[^/]+\/pushNotificationConfigs$/.test(path)) return REST_BODIES.pushConfig;
+  return undefined;
+}
+
+/**
+ * The SDK's REST router answers a JS failure while decoding a request (a `null` where its decoder
+ * reads an object) with 500 and the JS message. Our internal failures carry {@link INTERNAL_MESSAGE};
+ * any other 500 is a request the route could not read: a 400 in our words, the original logged.
+ */
+function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    if (res.statusCode !== 500) return json(body);
+    const b = body as { message?: unknown; error?: { message?: unknown } } | undefined;
+    const message = legacy ? b?.message : b?.error?.message;
+    if (message === INTERNAL_MESSAGE) return json(body);
+    logger.warn({ cause: message, url: res.req.originalUrl }, 'REST request the SDK could not decode');
+    const error = new RequestMalformedError(
+      'Invalid params: the request does not have the shape this route takes',
+    );
+    res.status(400);
+    return json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
+  };
+}
+
+/** The SDK serves v0.3 REST under /v1/ and v1.0 REST at the root of this router. */
+const isLegacyPath = (path: string): boolean => path.startsWith('/v1/');
+
+/** An error in the REST shape of the version: v1.0 google.rpc.Status, v0.3 the JSON-RPC error object. */
+function refuse(res: Response, legacy: boolean, status: number, message: string): void {
+  const error =
+    status === 400 || status === 413 || status === 415
+      ? new RequestMalformedError(message)
+      : new Error(message);
+  res.status(status).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, status));
+}
+
+/**
+ * A request's body, read within the limits whatever the method (a GET with a body over the limit
+ * is a 413, as a POST is). A JSON POST's body must be an object: every v1.0 request is one, and the
+ * SDK sets the tenant of a tenant-prefixed path on it. v0.3 clients send `null` or nothing for no
+ * parameters: that is `{}`. Other requests' bodies are read and dropped.
+ */
+async function restBody(req: Request, limits: BodyLimits): Promise<unknown> {
+  if (!hasBody(req)) return req.method === 'POST' ? {} : undefined;
+  const json = req.method === 'POST' && isJsonContentType(req.headers['content-type']);
+  // A body the SDK refuses for its Content-Type is left to it, unread.
+  if (!json && !isJsonContentType(req.headers['content-type'])) return undefined;
+  const text = await readBody(req, limits.maxBodyBytes);
+  if (!json) return undefined;
+  if (text.trim() === '') return {};
+  const body = parseJson(text, limits.maxJsonDepth);
+  if (body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new BodyRefused({ kind: 'not-json', status: 400, message: 'The body must be a JSON object' });
+  }
+  return body;
 }
 
 /** When a slot frees is unknown: a caller over its task limit is told to look again after this. */

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
 import type { EngineErrorCode } from '../../engine/errors.js';
 import type { Admission } from '../a2a/admission.js';
+import { BodyRefused, hasBody, readBody } from './body.js';
 
 /** The HTTP status of each engine error on the plain-HTTP faces (jobs, inbox). */
 export const STATUS_OF: Record<EngineErrorCode, number> = {
@@ -63,6 +64,31 @@ export function admitted(admit: (req: IncomingMessage) => Promise<Admission>) {
     res.locals.principal = auth.principal;
     next();
   };
+}
+
+/**
+ * Express middleware: a body on a request that takes none (GET, DELETE, ...) is read within the
+ * limit and dropped, so that it is refused as a POST's would be: 413 over MAX_BODY_BYTES, 415
+ * compressed. POST handlers read their own bodies.
+ */
+export function bodyless(maxBodyBytes: number) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (req.method === 'POST' || !hasBody(req)) return next();
+    try {
+      await readBody(req, maxBodyBytes);
+    } catch (err) {
+      if (!(err instanceof BodyRefused)) throw err;
+      bodyProblem(res, err);
+      return;
+    }
+    next();
+  };
+}
+
+/** A request body refused (too large, compressed, not JSON, too deep) as a problem document. */
+export function bodyProblem(res: Response, err: BodyRefused): void {
+  const unread = err.problem.kind === 'too-large' || err.problem.kind === 'encoding';
+  problem(unread ? res.set('Connection', 'close') : res, err.status, err.message);
 }
 
 export const principalOf = (res: Response): Principal => res.locals.principal as Principal;

@@ -8,8 +8,8 @@ import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import type { Audit } from '../audit.js';
-import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
-import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
+import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import { admitted, bodyless, bodyProblem, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
 import { INBOX_PAGE } from './page.js';
@@ -17,13 +17,12 @@ import { toWaitingItem } from './waiting.js';
 
 export const INBOX_PATH = '/inbox';
 
-export interface InboxOptions {
+export interface InboxOptions extends BodyLimits {
   engine: Engine;
   /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
   admit: (req: IncomingMessage) => Promise<Admission>;
   /** Every answer is audited, as over the API. */
   audit: Audit;
-  maxBodyBytes: number;
   keepAliveMs: number;
   shutdown: AbortSignal;
 }
@@ -55,7 +54,7 @@ const SECURITY_HEADERS = {
  * list follows changes over SSE. Every JSON endpoint goes through admission; the engine decides
  * who may see and answer what (another approver's task does not exist for the caller).
  * @example
- *   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, maxBodyBytes, keepAliveMs, shutdown }));
+ *   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, maxBodyBytes, maxJsonDepth, keepAliveMs, shutdown }));
  */
 export function inboxRouter(o: InboxOptions): express.Router {
   const router = express.Router();
@@ -74,7 +73,7 @@ export function inboxRouter(o: InboxOptions): express.Router {
   }
 
   const api = express.Router();
-  api.use(admitted(o.admit));
+  api.use(admitted(o.admit), bodyless(o.maxBodyBytes));
   const waiting = (p: Principal) => o.engine.waitingFor(ownerKey(p), approverNameOf(p), LIST_LIMIT);
 
   api.get('/waiting', async (_req, res) => {
@@ -95,10 +94,10 @@ export function inboxRouter(o: InboxOptions): express.Router {
     }
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req, o.maxBodyBytes));
+      body = await readJson(req, o);
     } catch (err) {
-      if (err instanceof BodyTooLarge) problem(res, 413, err.message);
-      else problem(res, 400, 'The body is not JSON');
+      if (!(err instanceof BodyRefused)) throw err;
+      bodyProblem(res, err);
       return;
     }
     const parsed = Answer.safeParse(body);

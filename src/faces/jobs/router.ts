@@ -8,8 +8,8 @@ import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part, type TaskRecord, type TaskView } from '../../engine/task.js';
 import type { Admission } from '../a2a/admission.js';
 import type { Audit } from '../audit.js';
-import { BodyTooLarge, isJsonContentType, readBody } from '../http/body.js';
-import { admitted, principalOf, problem, STATUS_OF } from '../http/problem.js';
+import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import { admitted, bodyless, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { sendArtifact } from './artifact-download.js';
 import { JOB_STATUS, jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
 import { jobEvents } from './events.js';
@@ -18,11 +18,10 @@ import { OPENAPI } from './openapi.js';
 import { parsePrefer } from './prefer.js';
 import { singleFile } from './result.js';
 
-export interface JobsOptions {
+export interface JobsOptions extends BodyLimits {
   engine: Engine;
   admit: (req: IncomingMessage) => Promise<Admission>;
   audit: Audit;
-  maxBodyBytes: number;
   keepAliveMs: number;
   shutdown: AbortSignal;
 }
@@ -47,7 +46,7 @@ class Refused extends Error {
  * /v1/jobs: the engine's tasks as plain HTTP 202 Accepted jobs (RFC 9110 status monitors), for
  * callers that do not speak A2A. Same owners, same tasks: a job is an A2A task and the other way round.
  * See docs/http-jobs.md.
- * @example app.use('/v1', jobsRouter({ engine, admit, audit, maxBodyBytes, keepAliveMs, shutdown }));
+ * @example app.use('/v1', jobsRouter({ engine, admit, audit, maxBodyBytes, maxJsonDepth, keepAliveMs, shutdown }));
  */
 export function jobsRouter(o: JobsOptions): express.Router {
   const router = express.Router();
@@ -57,7 +56,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
   });
 
   const jobs = express.Router();
-  jobs.use(admitted(o.admit));
+  jobs.use(admitted(o.admit), bodyless(o.maxBodyBytes));
   const ownerOf = (res: Response): string => ownerKey(principalOf(res));
   /** Wraps a handler: engine errors and refusals become problem documents. */
   const route =
@@ -74,10 +73,10 @@ export function jobsRouter(o: JobsOptions): express.Router {
   const body = async (req: Request): Promise<unknown> => {
     if (!isJsonContentType(req.headers['content-type'])) throw new Refused(415, 'Send application/json');
     try {
-      return JSON.parse(await readBody(req, o.maxBodyBytes));
+      return await readJson(req, o);
     } catch (err) {
-      if (err instanceof BodyTooLarge) throw new Refused(413, err.message);
-      throw new Refused(400, 'The body is not JSON');
+      if (err instanceof BodyRefused) throw new Refused(err.status, err.message);
+      throw err;
     }
   };
   // The document is the record's alone: a poll never reads the task's log.

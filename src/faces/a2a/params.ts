@@ -1,0 +1,187 @@
+import { z } from 'zod';
+import type { ProtocolVersion } from './version.js';
+
+/**
+ * The types of the request fields the SDK's transports pass on without checking them (v0.3 passes
+ * its JSON as it came; v1.0's decoders fail on a `null` inside a list). Checked at the edge, before
+ * the SDK sees the request: a field of the wrong type is InvalidParams naming it, never a JS error
+ * from deep inside a decoder, and never a value of another type stored (a contextId `5` as "5.0").
+ * Fields the SDK checks itself (required ids, roles, part kinds) are left to it; unknown fields pass,
+ * as protobuf JSON allows.
+ */
+
+const str = z.string().nullish();
+const int = z.number().int().nullish();
+const bool = z.boolean().nullish();
+const object = z.record(z.string(), z.unknown()).nullish();
+const strings = z.array(z.string()).nullish();
+const list = <T extends z.ZodType>(item: T) => z.array(item).nullish();
+/** protobuf JSON: an int64 may come as a string of digits. */
+const int64 = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/)]).nullish();
+
+// v1.0 (protobuf JSON names).
+const PartV1 = z.looseObject({
+  text: str,
+  raw: str,
+  url: str,
+  data: z.unknown().optional(),
+  mediaType: str,
+  filename: str,
+  metadata: object,
+});
+const MessageV1 = z.looseObject({
+  messageId: str,
+  contextId: str,
+  taskId: str,
+  role: z.union([z.string(), z.number().int()]).nullish(),
+  parts: list(PartV1),
+  metadata: object,
+  extensions: strings,
+  referenceTaskIds: strings,
+});
+const AuthenticationV1 = z.looseObject({ scheme: str, credentials: str });
+const PushConfigV1 = z.looseObject({
+  tenant: str,
+  id: str,
+  taskId: str,
+  url: str,
+  token: str,
+  authentication: AuthenticationV1.nullish(),
+});
+const SendV1 = z.looseObject({
+  tenant: str,
+  message: MessageV1.nullish(),
+  configuration: z
+    .looseObject({
+      acceptedOutputModes: strings,
+      taskPushNotificationConfig: PushConfigV1.nullish(),
+      historyLength: int,
+      returnImmediately: bool,
+    })
+    .nullish(),
+  metadata: object,
+});
+const TaskIdV1 = z.looseObject({ tenant: str, id: str, metadata: object });
+const GetTaskV1 = z.looseObject({ tenant: str, id: str, historyLength: int });
+const ListTasksV1 = z.looseObject({
+  tenant: str,
+  contextId: str,
+  status: z.union([z.string(), z.number().int()]).nullish(),
+  pageSize: int,
+  pageToken: str,
+  historyLength: int,
+  statusTimestampAfter: str,
+  includeArtifacts: bool,
+});
+const PushConfigRefV1 = z.looseObject({ tenant: str, taskId: str, id: str });
+const ListPushConfigsV1 = z.looseObject({ tenant: str, taskId: str, pageSize: int64, pageToken: str });
+
+// v0.3 (the JSON-RPC types of that version).
+const FileV03 = z.looseObject({
+  name: str,
+  mimeType: str,
+  bytes: z.string().optional(),
+  uri: z.string().optional(),
+});
+const PartV03 = z.looseObject({
+  kind: z.string().optional(),
+  text: z.string().optional(),
+  file: FileV03.optional(),
+  data: z.unknown().optional(),
+  metadata: object,
+});
+const MessageV03 = z.looseObject({
+  kind: z.string().optional(),
+  messageId: z.string().optional(),
+  role: z.string().optional(),
+  parts: z.array(PartV03).optional(),
+  contextId: z.string().optional(),
+  taskId: z.string().optional(),
+  metadata: object,
+  extensions: strings,
+  referenceTaskIds: strings,
+});
+const AuthenticationV03 = z.looseObject({ schemes: strings, credentials: str });
+const PushConfigV03 = z.looseObject({
+  id: str,
+  url: z.string().optional(),
+  token: str,
+  authentication: AuthenticationV03.nullish(),
+});
+const SendV03 = z.looseObject({
+  message: MessageV03.optional(),
+  configuration: z
+    .looseObject({
+      acceptedOutputModes: strings,
+      historyLength: int,
+      blocking: bool,
+      pushNotificationConfig: PushConfigV03.nullish(),
+    })
+    .nullish(),
+  metadata: object,
+});
+const TaskIdV03 = z.looseObject({ id: z.string().optional(), metadata: object });
+const TaskQueryV03 = z.looseObject({ id: z.string().optional(), historyLength: int, metadata: object });
+const SetPushConfigV03 = z.looseObject({
+  taskId: z.string().optional(),
+  // The SDK reads its fields without looking: required here, with a message saying so.
+  pushNotificationConfig: PushConfigV03,
+});
+const PushConfigRefV03 = z.looseObject({
+  id: z.string().optional(),
+  pushNotificationConfigId: str,
+  metadata: object,
+});
+
+/** Each method's parameters, by protocol version; methods not listed take none we read. */
+const PARAMS: Record<ProtocolVersion, Record<string, z.ZodType>> = {
+  '1.0': {
+    SendMessage: SendV1,
+    SendStreamingMessage: SendV1,
+    GetTask: GetTaskV1,
+    ListTasks: ListTasksV1,
+    CancelTask: TaskIdV1,
+    SubscribeToTask: TaskIdV1,
+    CreateTaskPushNotificationConfig: PushConfigV1,
+    GetTaskPushNotificationConfig: PushConfigRefV1,
+    DeleteTaskPushNotificationConfig: PushConfigRefV1,
+    ListTaskPushNotificationConfigs: ListPushConfigsV1,
+  },
+  '0.3': {
+    'message/send': SendV03,
+    'message/stream': SendV03,
+    'tasks/get': TaskQueryV03,
+    'tasks/cancel': TaskIdV03,
+    'tasks/resubscribe': TaskIdV03,
+    'tasks/pushNotificationConfig/set': SetPushConfigV03,
+    'tasks/pushNotificationConfig/get': PushConfigRefV03,
+    'tasks/pushNotificationConfig/list': TaskIdV03,
+    'tasks/pushNotificationConfig/delete': PushConfigRefV03,
+  },
+};
+
+/** The bodies of the REST routes that take one (v1.0; v0.3's REST bodies are protobuf JSON, as v1.0's). */
+export const REST_BODIES = { send: SendV1, pushConfig: PushConfigV1 } as const;
+
+/**
+ * The first field of `params` that does not have its type, as a message naming it
+ * (`message.parts[0]: expected object, received null`); `undefined` when the fields are well typed.
+ * Params that are not an object are left to the SDK, which refuses them.
+ */
+export function paramsProblem(version: ProtocolVersion, method: string, params: unknown): string | undefined {
+  const schema = PARAMS[version][method];
+  if (!schema || typeof params !== 'object' || params === null || Array.isArray(params)) return undefined;
+  return problemOf(schema, params);
+}
+
+/** The first issue of `value` against `schema`, naming the field; `undefined` when it conforms. */
+export function problemOf(schema: z.ZodType, value: unknown): string | undefined {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  if (!issue) return 'invalid params';
+  const path = issue.path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .join('');
+  return `${path || 'params'}: ${issue.message}`;
+}
