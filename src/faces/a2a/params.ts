@@ -83,13 +83,16 @@ const FileV03 = z.looseObject({
   bytes: z.string().optional(),
   uri: z.string().optional(),
 });
-const PartV03 = z.looseObject({
-  kind: z.string().optional(),
-  text: z.string().optional(),
-  file: FileV03.optional(),
-  data: z.unknown().optional(),
-  metadata: object,
-});
+// The SDK reads each kind's content without looking: the content of the part's kind is required.
+const PartV03 = z.discriminatedUnion(
+  'kind',
+  [
+    z.looseObject({ kind: z.literal('text'), text: z.string(), metadata: object }),
+    z.looseObject({ kind: z.literal('file'), file: FileV03, metadata: object }),
+    z.looseObject({ kind: z.literal('data'), data: z.unknown(), metadata: object }),
+  ],
+  { error: 'must be "text", "file" or "data"' },
+);
 const MessageV03 = z.looseObject({
   kind: z.string().optional(),
   messageId: z.string().optional(),
@@ -179,9 +182,39 @@ export function problemOf(schema: z.ZodType, value: unknown): string | undefined
   const parsed = schema.safeParse(value);
   if (parsed.success) return undefined;
   const issue = parsed.error.issues[0];
-  if (!issue) return 'invalid params';
-  const path = issue.path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
-    .join('');
-  return `${path || 'params'}: ${issue.message}`;
+  if (!issue) return "params do not have the method's shape";
+  const field =
+    issue.path
+      .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
+      .join('') || 'params';
+  const given = issue.path.reduce<unknown>(
+    (v, key) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key] : undefined),
+    value,
+  );
+  // zod's own wording names JS types ("received undefined"): say it as a caller would read it.
+  if (given === undefined) return `${field} is required`;
+  switch (issue.code) {
+    case 'invalid_type':
+      return `${field} must be ${KIND[issue.expected] ?? issue.expected}, not ${kindOf(given)}`;
+    case 'invalid_union':
+      // Our own words when the schema gave them (a part's kind); zod's would name its internals.
+      return `${field} ${issue.message.startsWith('must ') ? issue.message : 'does not have any of the shapes it may take'}`;
+    case 'invalid_value':
+      return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return `${field} is not valid (${issue.code.replaceAll('_', ' ')})`;
+  }
 }
+
+const KIND: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+};
+
+const kindOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : (KIND[typeof v] ?? typeof v);

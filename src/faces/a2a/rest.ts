@@ -43,7 +43,7 @@ export function restRouter(o: RestOptions): express.Router {
   const router = express.Router();
 
   router.use(async (req: Request, res: Response, next: NextFunction) => {
-    const legacy = isLegacyPath(req.path);
+    const legacy = isLegacy(req);
     // The path picks the version; a header that names one we do not speak is still refused (spec 3.6.2).
     const asked = requestedVersion(req);
     if (!asked.ok) {
@@ -102,14 +102,14 @@ export function restRouter(o: RestOptions): express.Router {
       },
     }),
   );
-  router.use((req, res) => refuse(res, isLegacyPath(req.path), 404, 'No such REST endpoint'));
+  router.use((req, res) => refuse(res, isLegacy(req), 404, 'No such REST endpoint'));
   // What the SDK's router or the framework could not serve (a malformed %-escape in the path, a
   // failure of ours): the caller's 4xx in our words, in this face's shape; an internal failure logged.
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     const client = clientErrorOf(err);
     if (!client) o.logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
     if (res.headersSent) return next(err);
-    refuse(res, isLegacyPath(req.path), client?.status ?? 500, client?.message ?? INTERNAL_MESSAGE);
+    refuse(res, isLegacy(req), client?.status ?? 500, client?.message ?? INTERNAL_MESSAGE);
   });
   return router;
 }
@@ -142,8 +142,16 @@ function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
   };
 }
 
-/** The SDK serves v0.3 REST under /v1/ and v1.0 REST at the root of this router. */
-const isLegacyPath = (path: string): boolean => path.startsWith('/v1/');
+/**
+ * Whether the SDK serves this request with its v0.3 REST router: a path under /v1/ asked without
+ * a version or as v0.3 (asked as v1.0, `/v1/...` is a v1.0 path whose tenant is "v1"). A version we
+ * do not speak is answered in the shape the path implies.
+ */
+function isLegacy(req: Request): boolean {
+  if (!req.path.startsWith('/v1/')) return false;
+  const asked = requestedVersion(req);
+  return !asked.ok || asked.version === '0.3';
+}
 
 /** An error in the REST shape of the version: v1.0 google.rpc.Status, v0.3 the JSON-RPC error object. */
 function refuse(res: Response, legacy: boolean, status: number, message: string): void {
