@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import type { Duplex } from 'node:stream';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import express from 'express';
 import { type Logger, pino } from 'pino';
@@ -238,6 +239,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app(req, res);
   });
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -326,6 +328,29 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     return stopping;
   };
   return { url, port, engine, logger, stop };
+}
+
+/**
+ * A request Node's HTTP parser cannot read (an unknown method, a malformed header) never reaches
+ * the app: Node would close it with an empty 400. Answer it as the plain-HTTP faces do, a problem
+ * document, and close the connection, whose state is unknown.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request did not arrive in time']
+        : [400, 'Bad Request', 'The request is not valid HTTP/1.1 (its method, a header or its framing)'];
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */

@@ -172,7 +172,9 @@ export const REST_BODIES = { send: SendV1, pushConfig: PushConfigV1 } as const;
  * Params that are not an object are left to the SDK, which refuses them.
  */
 export function paramsProblem(version: ProtocolVersion, method: string, params: unknown): string | undefined {
-  const schema = PARAMS[version][method];
+  const schemas = PARAMS[version];
+  // Only the table's own entries: a method named "constructor" is not a schema.
+  const schema = Object.hasOwn(schemas, method) ? schemas[method] : undefined;
   if (!schema || typeof params !== 'object' || params === null || Array.isArray(params)) return undefined;
   return problemOf(schema, params);
 }

@@ -61,6 +61,12 @@ export function restRouter(o: RestOptions): express.Router {
         .json(legacy ? { code, message } : { error: { code: status, status: restStatus, message } });
       return;
     }
+    // The SDK passes a v0.3 request its v0.3 routes do not serve on to its v1.0 routes (as tenant
+    // "v1"), which answer in v1.0's shape: a v0.3 caller gets its own 404 instead.
+    if (legacy && !isLegacyRoute(req.method, req.path)) {
+      refuse(res, true, 404, 'No such REST endpoint');
+      return;
+    }
     const state = newCallState(req, res, {
       principal: auth.principal,
       transport: 'rest',
@@ -141,6 +147,20 @@ function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
     return json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
   };
 }
+
+/** The routes of the SDK's v0.3 REST router (`:id` stands for one path segment). */
+const LEGACY_ROUTES: [methods: string[], path: RegExp][] = [
+  [['GET', 'HEAD'], /^\/v1\/card\/?$/],
+  [['POST'], /^\/v1\/message:(send|stream)\/?$/],
+  [['POST'], /^\/v1\/tasks\/[^/]+:cancel\/?$/],
+  [['GET', 'HEAD', 'POST'], /^\/v1\/tasks\/[^/]+:subscribe\/?$/],
+  [['GET', 'HEAD'], /^\/v1\/tasks\/[^/]+\/?$/],
+  [['GET', 'HEAD', 'POST'], /^\/v1\/tasks\/[^/]+\/pushNotificationConfigs\/?$/],
+  [['GET', 'HEAD', 'DELETE'], /^\/v1\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+\/?$/],
+];
+
+const isLegacyRoute = (method: string, path: string): boolean =>
+  LEGACY_ROUTES.some(([methods, re]) => methods.includes(method) && re.test(path));
 
 /**
  * Whether the SDK serves this request with its v0.3 REST router: a path under /v1/ asked without

@@ -1,0 +1,476 @@
+import fc from 'fast-check';
+import { field, hostile, idOf, numberText, optional, query, segmentOf, shape } from './values.js';
+
+/** One generated HTTP request: who sends it, and the bytes of it. */
+export interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  /** JSON (or not) text; deep-nesting markers still in it. */
+  body?: string;
+  /** Whose credentials: a principal of the run, an unknown key, or none. */
+  as: 'alice' | 'bob' | 'badkey' | 'nobody';
+}
+
+/** What the fuzz knows of the server: the tasks made before it, the tenants of its principals. */
+export interface Known {
+  taskIds: readonly string[];
+  tenants: readonly string[];
+}
+
+const who = fc.constantFrom<FuzzRequest['as']>('alice', 'alice', 'alice', 'bob', 'bob', 'badkey', 'nobody');
+const oddMethod = fc.constantFrom(
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'HEAD',
+  'PROPFIND',
+  'FOO',
+);
+const method = (usual: string) =>
+  fc.oneof({ weight: 9, arbitrary: fc.constant(usual) }, { weight: 1, arbitrary: oddMethod });
+
+/** Headers a hostile caller varies (the route's own ones are added by each route). */
+const oddHeaders = fc.record(
+  {
+    'Content-Type': fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/a2a+json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=latin1',
+      'multipart/form-data; boundary=x',
+      '',
+      ';;;',
+    ),
+    'Content-Encoding': fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'x-unknown', 'gzip, br', ''),
+    'Last-Event-ID': fc.constantFrom('0', '1', '-1', '999999999999', 'abc', '1.5', '', ' 2 '),
+    'A2A-Version': fc.constantFrom('1.0', '0.3', '1.0.0', '0.3.0', '2.0', '', 'x', ' 1.0 '),
+    Accept: fc.constantFrom(
+      'application/json',
+      'text/event-stream',
+      '*/*',
+      'text/html',
+      'application/xml',
+      '',
+    ),
+    'A2A-Extensions': fc.constantFrom('https://taskhandle.dev/extensions/task-handle/v1', 'x, y', ',,'),
+    Prefer: fc.constantFrom(
+      'respond-async',
+      'wait=1',
+      'wait=abc',
+      'wait=-1',
+      'wait="1"',
+      ';;',
+      'respond-async, wait=1',
+    ),
+    'Idempotency-Key': fc.constantFrom('k1', 'k2', '', ' ', 'x'.repeat(300), 'é'),
+  },
+  { requiredKeys: [] },
+);
+
+/** Usually the headers a well-behaved client sends; otherwise hostile ones. */
+const mostly = fc.nat(2).map((n) => n > 0);
+
+/** A body where the route takes none (GET, DELETE...): mostly none, now and then one over the limit. */
+const strayBody = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constantFrom('x'.repeat(40_000), '{"a":1}', '') },
+);
+
+const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
+const bodyText = (value: fc.Arbitrary<unknown>) =>
+  fc.oneof(
+    { weight: 12, arbitrary: value.map(json) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '{', 'not json', '[1,2', '{"a":1}}', 'null', 'true', '"x"', '[]'),
+    },
+    { weight: 1, arbitrary: fc.string({ maxLength: 50 }) },
+  );
+
+const skillData = shape({
+  skill: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'nope')),
+  input: optional(
+    shape({
+      rows: optional(fc.integer({ min: 0, max: 50 })),
+      format: optional(fc.constantFrom('csv', 'ndjson', 'xml')),
+      seconds: optional(fc.constantFrom(0, 0.1, 30)),
+      action: optional(fc.string({ maxLength: 20 })),
+      approver: optional(fc.constantFrom('globex/bob', 'acme/alice', 'nobody')),
+    }),
+  ),
+});
+
+function v1Message(k: Known) {
+  const part = shape({
+    text: optional(fc.string({ maxLength: 30 })),
+    data: optional(skillData),
+    url: optional(fc.constantFrom('https://example.com/f', 'not a url')),
+    raw: optional(fc.constantFrom('aGVsbG8=', '***')),
+    mediaType: optional(fc.constantFrom('text/plain', '')),
+    metadata: optional(shape({ a: optional(fc.string()) })),
+  });
+  return shape({
+    messageId: field(fc.uuid()),
+    role: field(fc.constantFrom('ROLE_USER', 'ROLE_AGENT', 'user', 'ROLE_UNSPECIFIED')),
+    parts: field(fc.array(part, { maxLength: 3 })),
+    contextId: optional(fc.string({ maxLength: 20 })),
+    taskId: optional(idOf(k.taskIds)),
+    metadata: optional(shape({ note: optional(fc.string()) })),
+    extensions: optional(fc.array(fc.string({ maxLength: 10 }), { maxLength: 2 })),
+  });
+}
+
+const pushUrl = fc.constantFrom(
+  'https://example.com/hook',
+  'http://127.0.0.1:9/x',
+  'ftp://x',
+  'not a url',
+  '',
+);
+
+function v1Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
+  const id = idOf(k.taskIds);
+  const pushConfig = shape({
+    taskId: field(id),
+    id: optional(fc.string({ maxLength: 10 })),
+    url: field(pushUrl),
+    token: optional(fc.string({ maxLength: 10 })),
+    authentication: optional(
+      shape({ scheme: field(fc.constantFrom('Bearer', '')), credentials: optional(fc.string()) }),
+    ),
+  });
+  const send = shape({
+    message: field(v1Message(k)),
+    configuration: optional(
+      shape({
+        returnImmediately: optional(fc.boolean()),
+        historyLength: optional(fc.integer({ min: -1, max: 5 })),
+        acceptedOutputModes: optional(fc.array(fc.string({ maxLength: 10 }), { maxLength: 2 })),
+        taskPushNotificationConfig: optional(pushConfig),
+      }),
+    ),
+    metadata: optional(shape({ a: optional(fc.string()) })),
+    tenant: optional(fc.constantFrom(...k.tenants)),
+  });
+  return {
+    SendMessage: send,
+    SendStreamingMessage: send,
+    GetTask: shape({ id: field(id), historyLength: optional(fc.integer({ min: -1, max: 5 })) }),
+    ListTasks: shape({
+      pageSize: optional(fc.integer({ min: -1, max: 120 })),
+      pageToken: optional(fc.string({ maxLength: 20 })),
+      contextId: optional(fc.string({ maxLength: 10 })),
+      status: optional(fc.constantFrom('TASK_STATE_COMPLETED', 'TASK_STATE_WORKING', 'nope', 3)),
+      historyLength: optional(fc.integer({ min: -1, max: 5 })),
+      includeArtifacts: optional(fc.boolean()),
+      statusTimestampAfter: optional(fc.constantFrom('2020-01-01T00:00:00Z', 'yesterday')),
+    }),
+    CancelTask: shape({ id: field(id) }),
+    SubscribeToTask: shape({ id: field(id) }),
+    CreateTaskPushNotificationConfig: pushConfig,
+    GetTaskPushNotificationConfig: shape({ taskId: field(id), id: field(fc.string({ maxLength: 10 })) }),
+    DeleteTaskPushNotificationConfig: shape({ taskId: field(id), id: field(fc.string({ maxLength: 10 })) }),
+    ListTaskPushNotificationConfigs: shape({ taskId: field(id), pageSize: optional(fc.integer()) }),
+    GetExtendedAgentCard: shape({}),
+  };
+}
+
+function v03Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
+  const id = idOf(k.taskIds);
+  const part = fc.oneof(
+    shape({ kind: field(fc.constant('text')), text: field(fc.string({ maxLength: 30 })) }),
+    shape({ kind: field(fc.constant('data')), data: field(skillData) }),
+    shape({
+      kind: field(fc.constant('file')),
+      file: field(
+        shape({ uri: optional(fc.constant('https://example.com/f')), bytes: optional(fc.constant('aGk=')) }),
+      ),
+    }),
+  );
+  const message = shape({
+    kind: optional(fc.constant('message')),
+    messageId: field(fc.uuid()),
+    role: field(fc.constantFrom('user', 'agent', 'ROLE_USER')),
+    parts: field(fc.array(part, { maxLength: 3 })),
+    contextId: optional(fc.string({ maxLength: 20 })),
+    taskId: optional(id),
+    metadata: optional(shape({ a: optional(fc.string()) })),
+  });
+  const pushConfig = shape({
+    url: field(pushUrl),
+    id: optional(fc.string({ maxLength: 10 })),
+    token: optional(fc.string({ maxLength: 10 })),
+    authentication: optional(shape({ schemes: field(fc.array(fc.constantFrom('Bearer', ''))) })),
+  });
+  const send = shape({
+    message: field(message),
+    configuration: optional(
+      shape({
+        blocking: optional(fc.boolean()),
+        historyLength: optional(fc.integer({ min: -1, max: 5 })),
+        pushNotificationConfig: optional(pushConfig),
+      }),
+    ),
+  });
+  return {
+    'message/send': send,
+    'message/stream': send,
+    'tasks/get': shape({ id: field(id), historyLength: optional(fc.integer({ min: -1, max: 5 })) }),
+    'tasks/cancel': shape({ id: field(id) }),
+    'tasks/resubscribe': shape({ id: field(id) }),
+    'tasks/pushNotificationConfig/set': shape({
+      taskId: field(id),
+      pushNotificationConfig: field(pushConfig),
+    }),
+    'tasks/pushNotificationConfig/get': shape({
+      id: field(id),
+      pushNotificationConfigId: optional(fc.string()),
+    }),
+    'tasks/pushNotificationConfig/list': shape({ id: field(id) }),
+    'tasks/pushNotificationConfig/delete': shape({
+      id: field(id),
+      pushNotificationConfigId: field(fc.string()),
+    }),
+    'agent/getAuthenticatedExtendedCard': shape({}),
+  };
+}
+
+/** JSON-RPC on `POST /`: either version's methods (and unknown ones), envelopes mutated. */
+function jsonRpc(k: Known): fc.Arbitrary<FuzzRequest> {
+  const methods = { '1.0': v1Params(k), '0.3': v03Params(k) };
+  const call = fc.constantFrom<'1.0' | '0.3'>('1.0', '0.3').chain((version) => {
+    const params = methods[version];
+    const name = fc.oneof(
+      { weight: 10, arbitrary: fc.constantFrom(...Object.keys(params)) },
+      { weight: 1, arbitrary: fc.constantFrom('tasks/teleport', '', 'GetTask ', '__proto__', 'constructor') },
+    );
+    return fc.tuple(fc.constant(version), name).chain(([v, m]) =>
+      fc.record({
+        version: fc.constant(v),
+        envelope: shape({
+          jsonrpc: field(fc.constant('2.0')),
+          id: optional(fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null))),
+          method: field(fc.constant(m)),
+          params: optional(Object.hasOwn(params, m) ? (params[m] as fc.Arbitrary<unknown>) : shape({})),
+        }),
+      }),
+    );
+  });
+  return fc
+    .record({
+      call,
+      path: fc.constantFrom('/', '/', '/', '/?A2A-Version=1.0', '/?x=%ZZ'),
+      headers: oddHeaders,
+      usualHeaders: mostly,
+      as: who,
+      method: method('POST'),
+      text: fc.oneof(
+        { weight: 20, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: bodyText(hostile) },
+      ),
+    })
+    .map(({ call, path, headers, usualHeaders, as, method, text }) => ({
+      method,
+      path,
+      as,
+      headers: usualHeaders
+        ? { 'Content-Type': 'application/json', ...(call.version === '1.0' ? { 'A2A-Version': '1.0' } : {}) }
+        : headers,
+      body: text ?? json(call.envelope),
+    }));
+}
+
+/** A REST route: its method, path (after the face's prefix) and body. */
+type Route = [method: string, path: fc.Arbitrary<string>, body?: fc.Arbitrary<unknown>];
+
+function rest(k: Known): fc.Arbitrary<FuzzRequest> {
+  const seg = segmentOf(k.taskIds);
+  const v1 = v1Params(k);
+  const tenantPrefix = fc.oneof(
+    { weight: 3, arbitrary: fc.constant('') },
+    { weight: 2, arbitrary: fc.constantFrom(...k.tenants).map((t) => `/${t}`) },
+    { weight: 1, arbitrary: seg.map((s) => `/${s}`) },
+  );
+  const taskQuery = query({ historyLength: numberText, tenant: fc.constantFrom(...k.tenants) });
+  const listQuery = query({
+    pageSize: numberText,
+    pageToken: fc.string({ maxLength: 10 }),
+    status: fc.constantFrom('TASK_STATE_COMPLETED', 'nope'),
+    includeArtifacts: fc.constantFrom('true', 'x'),
+    historyLength: numberText,
+  });
+  const p = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((xs) => xs.join(''));
+  const c = fc.constant;
+  const routesV1: Route[] = [
+    ['POST', c('/message:send'), v1.SendMessage],
+    ['POST', c('/message:stream'), v1.SendStreamingMessage],
+    ['GET', p(c('/tasks/'), seg, taskQuery)],
+    ['GET', p(c('/tasks'), listQuery)],
+    ['POST', p(c('/tasks/'), seg, c(':cancel'))],
+    ['GET', p(c('/tasks/'), seg, c(':subscribe'))],
+    ['POST', p(c('/tasks/'), seg, c(':subscribe'))],
+    ['POST', p(c('/tasks/'), seg, c('/pushNotificationConfigs')), v1.CreateTaskPushNotificationConfig],
+    ['GET', p(c('/tasks/'), seg, c('/pushNotificationConfigs'))],
+    ['GET', p(c('/tasks/'), seg, c('/pushNotificationConfigs/'), seg)],
+    ['DELETE', p(c('/tasks/'), seg, c('/pushNotificationConfigs/'), seg)],
+    ['GET', c('/extendedAgentCard')],
+    ['GET', p(c('/'), seg)],
+  ];
+  const legacyMessage = shape({
+    messageId: field(fc.uuid()),
+    role: field(fc.constantFrom('ROLE_USER', 'user')),
+    content: field(fc.array(shape({ text: optional(fc.string({ maxLength: 20 })) }), { maxLength: 2 })),
+    contextId: optional(fc.string({ maxLength: 10 })),
+    taskId: optional(idOf(k.taskIds)),
+  });
+  const legacySend = shape({
+    message: field(legacyMessage),
+    configuration: optional(
+      shape({ blocking: optional(fc.boolean()), historyLength: optional(fc.integer()) }),
+    ),
+  });
+  const routesV03: Route[] = [
+    ['POST', c('/v1/message:send'), legacySend],
+    ['POST', c('/v1/message:stream'), legacySend],
+    ['GET', p(c('/v1/tasks/'), seg, taskQuery)],
+    ['POST', p(c('/v1/tasks/'), seg, c(':cancel'))],
+    ['GET', p(c('/v1/tasks/'), seg, c(':subscribe'))],
+    [
+      'POST',
+      p(c('/v1/tasks/'), seg, c('/pushNotificationConfigs')),
+      shape({
+        pushNotificationConfig: field(shape({ url: field(fc.constantFrom('https://example.com/h', '')) })),
+      }),
+    ],
+    ['GET', p(c('/v1/tasks/'), seg, c('/pushNotificationConfigs'))],
+    ['GET', p(c('/v1/tasks/'), seg, c('/pushNotificationConfigs/'), seg)],
+    ['DELETE', p(c('/v1/tasks/'), seg, c('/pushNotificationConfigs/'), seg)],
+    ['GET', c('/v1/card')],
+  ];
+  const v1Route = fc.constantFrom(...routesV1).chain(([m, path, body]) =>
+    fc.record({
+      version: fc.constantFrom('1.0', '1.0', '1.0', '0.3', '2.0'),
+      method: method(m),
+      path: p(tenantPrefix, path),
+      body: body ? bodyText(body).map((b) => b as string | undefined) : fc.constant(undefined),
+    }),
+  );
+  const v03Route = fc.constantFrom(...routesV03).chain(([m, path, body]) =>
+    fc.record({
+      version: fc.constantFrom('', '', '0.3', '1.0'),
+      method: method(m),
+      path,
+      body: body ? bodyText(body).map((b) => b as string | undefined) : fc.constant(undefined),
+    }),
+  );
+  return fc
+    .record({
+      route: fc.oneof(v1Route, v03Route),
+      headers: oddHeaders,
+      usual: mostly,
+      as: who,
+      stray: strayBody,
+    })
+    .map(({ route, headers, usual, as, stray }) => ({
+      method: route.method,
+      path: `/rest${route.path}`,
+      as,
+      headers: usual
+        ? { 'Content-Type': 'application/json', ...(route.version ? { 'A2A-Version': route.version } : {}) }
+        : headers,
+      body: route.body ?? stray,
+    }));
+}
+
+function jobs(k: Known): fc.Arbitrary<FuzzRequest> {
+  const seg = segmentOf(k.taskIds);
+  const p = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((xs) => xs.join(''));
+  const c = fc.constant;
+  const newJob = skillData;
+  const answer = fc.oneof(
+    shape({ text: field(fc.string({ maxLength: 20 })) }),
+    shape({ data: field(hostile) }),
+  );
+  const routes: Route[] = [
+    ['POST', c('/v1/jobs'), newJob],
+    ['GET', p(c('/v1/jobs'), query({ pageSize: numberText, pageToken: fc.string({ maxLength: 10 }) }))],
+    ['GET', p(c('/v1/jobs/'), seg, query({ follow: fc.constantFrom('result', 'x') }))],
+    ['GET', p(c('/v1/jobs/'), seg, c('/result'), query({ download: fc.constantFrom('1', '0') }))],
+    ['GET', p(c('/v1/jobs/'), seg, c('/events'))],
+    ['DELETE', p(c('/v1/jobs/'), seg)],
+    ['POST', p(c('/v1/jobs/'), seg, c(':cancel'))],
+    ['POST', p(c('/v1/jobs/'), seg, c(':input')), answer],
+    ['POST', p(c('/v1/jobs/'), seg, fc.constantFrom(':nope', ':', '::input'))],
+    ['GET', c('/v1/openapi.json')],
+    ['GET', p(c('/v1/'), seg)],
+  ];
+  return routeRequests(routes);
+}
+
+function inbox(k: Known): fc.Arbitrary<FuzzRequest> {
+  const seg = segmentOf(k.taskIds);
+  const p = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((xs) => xs.join(''));
+  const c = fc.constant;
+  const answer = fc.oneof(
+    shape({ decision: field(fc.constantFrom('approve', 'reject', 'maybe')), comment: optional(fc.string()) }),
+    shape({ text: field(fc.string({ maxLength: 20 })) }),
+  );
+  const routes: Route[] = [
+    ['GET', c('/inbox/api/waiting')],
+    ['POST', p(c('/inbox/api/tasks/'), seg, c('/answer')), answer],
+    ['GET', c('/inbox/api/events')],
+    ['GET', p(c('/inbox/api/'), seg)],
+    ['GET', fc.constantFrom('/inbox/', '/inbox', '/inbox/app.js', '/inbox/%ZZ')],
+  ];
+  return routeRequests(routes);
+}
+
+/** Everything else a caller may try: the well-known documents, health, paths that are nothing. */
+function other(k: Known): fc.Arbitrary<FuzzRequest> {
+  const seg = segmentOf(k.taskIds);
+  const routes: Route[] = [
+    ['GET', fc.constantFrom('/healthz', '/.well-known/agent-card.json', '/.well-known/jwks.json')],
+    ['GET', seg.map((s) => `/${s}`)],
+    ['POST', seg.map((s) => `/${s}`), hostile],
+    ['GET', fc.constantFrom('/%', '//', '/rest%2Fv1', '/v1%2Fjobs', '/..%2F..%2Fetc', '/?%ZZ')],
+  ];
+  return routeRequests(routes);
+}
+
+function routeRequests(routes: Route[]): fc.Arbitrary<FuzzRequest> {
+  return fc.constantFrom(...routes).chain(([m, path, body]) =>
+    fc
+      .record({
+        method: method(m),
+        path,
+        body: body ? bodyText(body).map((b) => b as string | undefined) : fc.constant(undefined),
+        headers: oddHeaders,
+        usual: mostly,
+        as: who,
+        stray: strayBody,
+      })
+      .map((r) => ({
+        method: r.method,
+        path: r.path,
+        as: r.as,
+        headers: r.usual ? { 'Content-Type': 'application/json' } : r.headers,
+        body: r.body ?? r.stray,
+      })),
+  );
+}
+
+/** Requests over every face, JSON-RPC (the protocol's main face) most often. */
+export const fuzzRequest = (k: Known): fc.Arbitrary<FuzzRequest> =>
+  fc.oneof(
+    { weight: 4, arbitrary: jsonRpc(k) },
+    { weight: 3, arbitrary: rest(k) },
+    { weight: 2, arbitrary: jobs(k) },
+    { weight: 1, arbitrary: inbox(k) },
+    { weight: 1, arbitrary: other(k) },
+  );
