@@ -37,6 +37,7 @@ import { commandSkill, loadCommands } from './skills/command.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
 import { openStore } from './store/open.js';
 import type { TaskStore } from './store/port.js';
+import { installZodWords } from './zod-words.js';
 
 export interface ServerOptions {
   config: Config;
@@ -63,6 +64,7 @@ const KEYS_RELOAD_MS = 10_000;
 /** The composition root: store -> engine -> runner -> faces -> HTTP server. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config } = options;
+  installZodWords();
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   const operatorSkills = loadOperatorSkills(config);
   const offered = [...BUILTIN_SKILLS, ...operatorSkills, ...(options.skills ?? [])];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { expectedKind, kindOf } from '../../zod-words.js';
 import type { ProtocolVersion } from './version.js';
 
 /**
@@ -197,7 +198,7 @@ export function problemOf(schema: z.ZodType, value: unknown): string | undefined
   if (given === undefined) return `${field} is required`;
   switch (issue.code) {
     case 'invalid_type':
-      return `${field} must be ${KIND[issue.expected] ?? issue.expected}, not ${kindOf(given)}`;
+      return `${field} must be ${expectedKind(issue.expected)}, not ${kindOf(given)}`;
     case 'invalid_union':
       // Our own words when the schema gave them (a part's kind); zod's would name its internals.
       return `${field} ${issue.message.startsWith('must ') ? issue.message : 'does not have any of the shapes it may take'}`;
@@ -207,16 +208,3 @@ export function problemOf(schema: z.ZodType, value: unknown): string | undefined
       return `${field} is not valid (${issue.code.replaceAll('_', ' ')})`;
   }
 }
-
-const KIND: Record<string, string> = {
-  string: 'a string',
-  number: 'a number',
-  int: 'an integer',
-  boolean: 'true or false',
-  object: 'an object',
-  record: 'an object',
-  array: 'an array',
-};
-
-const kindOf = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : (KIND[typeof v] ?? typeof v);

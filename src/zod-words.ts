@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+const KIND: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  bigint: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+};
+
+/** What a caller would call the type of a JSON value. */
+export const kindOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : (KIND[typeof v] ?? typeof v);
+
+/** What a caller would call a type zod expected. */
+export const expectedKind = (expected: string): string => KIND[expected] ?? expected;
+
+/**
+ * zod's default wording of a wrong type names JS types ("Invalid input: expected string, received
+ * undefined"), which callers of every face read (skill inputs, job bodies, params). Said instead as
+ * a person would: "is required", "must be a string, not a number". Other issues keep zod's words.
+ * Installed once at start; zod's config is global to the process.
+ */
+export function installZodWords(): void {
+  z.config({
+    customError: (issue) => {
+      if (issue.code !== 'invalid_type') return undefined;
+      if (issue.input === undefined) return 'is required';
+      return `must be ${expectedKind(issue.expected)}, not ${kindOf(issue.input)}`;
+    },
+  });
+}
