@@ -337,7 +337,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
  * the app: Node would close it with an empty 400. Answer it as the plain-HTTP faces do, a problem
  * document, and close the connection, whose state is unknown.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -349,9 +349,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
         ? [408, 'Request Timeout', 'The request did not arrive in time']
         : [400, 'Bad Request', 'The request is not valid HTTP/1.1 (its method, a header or its framing)'];
   const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  // An answer to HEAD has no body (its client would read one as the next answer).
+  const head = err.rawPacket?.toString('latin1', 0, 5) === 'HEAD ';
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
   );
 }
 

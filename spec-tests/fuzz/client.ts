@@ -42,7 +42,12 @@ export function fuzzClient(
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () =>
-          resolve({ status: res.statusCode ?? 0, contentType, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType,
+            text: Buffer.concat(chunks).toString('utf8'),
+            truncated: size > READ_LIMIT,
+          });
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size <= READ_LIMIT) chunks.push(chunk);
