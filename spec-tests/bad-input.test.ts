@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTask, send, skillMessage, V1 } from './a2a.js';
 import { type Agent, launch } from './harness.js';
@@ -235,6 +236,189 @@ describe('bad input', () => {
     const r = await post(padded, { 'A2A-Version': '1.0' });
     expect(r.status).toBe(200);
     expect(r.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  /**
+   * A raw request with alice's credentials (node:http: fetch sends no body with GET): the HTTP
+   * status, the Content-Type and the parsed body.
+   */
+  const call = (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
+    // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
+    new Promise<{ status: number; type: string; body: any }>((resolve, reject) => {
+      // Node sends a GET's body unframed unless told its length.
+      const length = body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
+      const req = request(`${agent.url}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json', ...length, ...agent.credentials, ...headers },
+      });
+      req.on('error', reject);
+      req.on('response', async (res) => {
+        let text = '';
+        for await (const chunk of res) text += chunk;
+        resolve({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type'] ?? ''),
+          body: JSON.parse(text),
+        });
+      });
+      req.end(body);
+    });
+  const taskCount = async () => (await agent.rpc('ListTasks', {}, V1)).body.result.totalSize as number;
+
+  it("a bad %-escape in a path segment is a 400 in the face's shape (it was a 500: the handler dropped the 400 Express had marked)", async () => {
+    const jobs = await call('GET', '/v1/jobs/%E0%A4%A');
+    expect(jobs.status).toBe(400);
+    expect(jobs.type).toMatch(/^application\/problem\+json/);
+    expect(jobs.body).toMatchObject({ status: 400, detail: expect.stringContaining('%-escape') });
+    for (const path of ['/rest/tasks/%ZZ', '/rest/acme/tasks/%ZZ']) {
+      const rest = await call('GET', path, undefined, { 'A2A-Version': '1.0' });
+      expect(rest.status, path).toBe(400);
+      expect(rest.body.error, path).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
+      expect(rest.body.error.message, path).toContain('%-escape');
+    }
+    const legacy = await call('GET', '/rest/v1/tasks/%');
+    expect(legacy.status).toBe(400);
+    expect(legacy.body).toEqual({ code: -32602, message: expect.stringContaining('%-escape') });
+    const inbox = await call('POST', '/inbox/api/tasks/%E0%A4%A/answer', '{"text":"yes"}');
+    expect(inbox.status).toBe(400);
+    expect(inbox.body.detail).toContain('%-escape');
+  });
+
+  it("a tenant-prefixed REST send whose body is not an object is a 400 (it was a 500: a TypeError in the SDK's tenant middleware)", async () => {
+    for (const body of ['true', '[1]', '5', '"x"']) {
+      const r = await call('POST', '/rest/acme/message:send', body, { 'A2A-Version': '1.0' });
+      expect(r.status, body).toBe(400);
+      expect(r.body.error.message, body).toBe('The body must be a JSON object');
+    }
+  });
+
+  it('a body on GET or DELETE over the body limit is a 413 on every face (it was a 500)', async () => {
+    const big = 'x'.repeat(MAX_BODY_BYTES + 1);
+    const cases: [string, string, Record<string, string>][] = [
+      ['GET', '/v1/jobs', {}],
+      ['DELETE', `/v1/jobs/${before.id}`, {}],
+      ['GET', '/inbox/api/waiting', {}],
+      ['DELETE', '/rest/tasks/x/pushNotificationConfigs/y', { 'A2A-Version': '1.0' }],
+      ['GET', `/rest/v1/tasks/${before.id}`, {}],
+    ];
+    for (const [method, path, headers] of cases) {
+      const r = await call(method, path, big, headers);
+      expect(r.status, `${method} ${path}`).toBe(413);
+      expect(JSON.stringify(r.body), path).toContain(`limit of ${MAX_BODY_BYTES} bytes`);
+    }
+  });
+
+  it('a compressed body (gzip garbage, br, an unknown coding) is a 415 on every face (it was a 500)', async () => {
+    for (const coding of ['gzip', 'br', 'x-unknown']) {
+      const h = { 'Content-Encoding': coding };
+      const rpc = await call('POST', '/', 'garbage', { ...h, 'A2A-Version': '1.0' });
+      expect(rpc.status, coding).toBe(415);
+      expect(rpc.body.error).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining('uncompressed'),
+      });
+      const rest = await call('POST', '/rest/message:send', 'garbage', { ...h, 'A2A-Version': '1.0' });
+      expect(rest.status, coding).toBe(415);
+      expect(rest.body.error.message).toContain('uncompressed');
+      const legacy = await call('POST', '/rest/v1/message:send', 'garbage', h);
+      expect(legacy.status, coding).toBe(415);
+      const jobs = await call('POST', '/v1/jobs', 'garbage', h);
+      expect(jobs.status, coding).toBe(415);
+      expect(jobs.type).toMatch(/^application\/problem\+json/);
+      const inbox = await call('POST', `/inbox/api/tasks/${before.id}/answer`, 'garbage', h);
+      expect(inbox.status, coding).toBe(415);
+    }
+  });
+
+  it('SendMessage with "parts":[null] is InvalidParams naming the field (it was a 500 "Cannot read properties of null")', async () => {
+    const message = { messageId: 'null-part', role: 'ROLE_USER', parts: [null] };
+    const rpc = await agent.rpc('SendMessage', { message }, V1);
+    expect(rpc.body.error).toEqual({
+      code: -32602,
+      message: 'Invalid params: message.parts[0] must be an object, not null',
+    });
+    const rest = await call('POST', '/rest/message:send', JSON.stringify({ message }), {
+      'A2A-Version': '1.0',
+    });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.message).toContain('message.parts[0] must be an object');
+    // v0.3 REST: the SDK's decoder fails on the null; said in our words, not the JS message.
+    const legacy = await call(
+      'POST',
+      '/rest/v1/message:send',
+      JSON.stringify({ message: { messageId: 'null-part', role: 'ROLE_USER', content: [null] } }),
+    );
+    expect(legacy.status).toBe(400);
+    expect(legacy.body).toEqual({ code: -32602, message: expect.stringMatching(/^Invalid params/) });
+  });
+
+  it('v0.3 tasks/pushNotificationConfig/set without its config is InvalidParams (it was a 500 with a JS message)', async () => {
+    const r = await agent.rpc('tasks/pushNotificationConfig/set', { taskId: 'x' }, { version: '0.3' });
+    expect(r.body.error).toEqual({
+      code: -32602,
+      message: 'Invalid params: pushNotificationConfig is required',
+    });
+  });
+
+  it('v0.3 message/send with a contextId that is not a string is InvalidParams, and nothing is stored (it was a SQLite bind error, or 5 stored as "5.0")', async () => {
+    const count = await taskCount();
+    for (const contextId of [{}, true, [1], 5]) {
+      const message = {
+        kind: 'message',
+        messageId: crypto.randomUUID(),
+        role: 'user',
+        contextId,
+        parts: [{ kind: 'text', text: 'hi' }],
+      };
+      const r = await agent.rpc('message/send', { message }, { version: '0.3' });
+      expect(r.status, JSON.stringify(contextId)).toBe(200);
+      expect(r.body.error?.code, JSON.stringify(contextId)).toBe(-32602);
+      expect(r.body.error.message).toMatch(/^Invalid params: message\.contextId must be a string, not /);
+    }
+    expect(await taskCount()).toBe(count);
+  });
+
+  it('JSON nested deeper than MAX_JSON_DEPTH is refused on every face before anything is stored (5,000 deep overflowed the stack when stored and hashed)', async () => {
+    const count = await taskCount();
+    const deep = `${'['.repeat(500)}${']'.repeat(500)}`;
+    const send = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"deep","role":"ROLE_USER","parts":[{"text":"x"}]},"metadata":{"d":${deep}}}}`;
+    const rpc = await call('POST', '/', send, { 'A2A-Version': '1.0' });
+    expect(rpc.body.error).toEqual({
+      code: -32600,
+      message: 'The body nests deeper than 64 levels (MAX_JSON_DEPTH)',
+    });
+    const legacy = await call('POST', '/', send.replace('SendMessage', 'message/send'));
+    expect(legacy.body.error.code).toBe(-32600);
+    const rest = await call('POST', '/rest/message:send', `{"metadata":${deep}}`, { 'A2A-Version': '1.0' });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.message).toContain('MAX_JSON_DEPTH');
+    const job = `{"skill":"export","input":{"rows":1,"x":${deep}}}`;
+    for (const key of [{}, { 'Idempotency-Key': 'deep-1' }] as Record<string, string>[]) {
+      const jobs = await call('POST', '/v1/jobs', job, key);
+      expect(jobs.status).toBe(400);
+      expect(jobs.body.detail).toContain('MAX_JSON_DEPTH');
+    }
+    const inbox = await call('POST', `/inbox/api/tasks/${before.id}/answer`, `{"text":${deep}}`);
+    expect(inbox.status).toBe(400);
+    expect(inbox.body.detail).toContain('MAX_JSON_DEPTH');
+    expect(await taskCount()).toBe(count);
+  });
+
+  it('a request Node cannot parse (an unknown method) gets a problem document, not an empty 400', async () => {
+    const { connect } = await import('node:net');
+    const { port, hostname } = new URL(agent.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.end('FOO / HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.on('data', (d) => {
+        text += d.toString();
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toContain('application/problem+json');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
   });
 
   it('after all that the server is healthy and has lost nothing', async () => {

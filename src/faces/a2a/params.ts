@@ -3,8 +3,9 @@ import { expectedKind, kindOf } from '../../zod-words.js';
 import type { ProtocolVersion } from './version.js';
 
 /**
- * The types of the request fields the SDK's transports pass on without checking them (v0.3 passes
- * its JSON as it came; v1.0's decoders fail on a `null` inside a list). Checked at the edge, before
+ * The types of the request fields the SDK's transports pass on without checking them (v0.3 JSON-RPC
+ * passes its JSON as it came; the protobuf JSON decoders of v1.0 and v0.3 REST turn `{}` into
+ * "[object Object]" and fail on a `null` inside a list). Checked at the edge, before
  * the SDK sees the request: a field of the wrong type is InvalidParams naming it, never a JS error
  * from deep inside a decoder, and never a value of another type stored (a contextId `5` as "5.0").
  * Fields the SDK checks itself (required ids, roles, part kinds) are left to it; unknown fields pass,
@@ -17,11 +18,25 @@ const bool = z.boolean().nullish();
 const object = z.record(z.string(), z.unknown()).nullish();
 const strings = z.array(z.string()).nullish();
 const list = <T extends z.ZodType>(item: T) => z.array(item).nullish();
-/** protobuf JSON: an int64 may come as a string of digits. */
-const int64 = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/)]).nullish();
+/** protobuf JSON: an integer may come as a number or as a string of digits. */
+const protoInt = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/)]).nullish();
+const protoEnum = z.union([z.string(), z.number().int()]).nullish();
 
-// v1.0 (protobuf JSON names).
-const PartV1 = z.looseObject({
+/**
+ * A protobuf JSON message: each field under its JSON name or its proto name (`messageId` or
+ * `message_id`; the SDK's decoders read both), unknown fields allowed.
+ */
+function proto<T extends Record<string, z.ZodType>>(fields: T) {
+  const snake: Record<string, z.ZodType> = {};
+  for (const [name, type] of Object.entries(fields)) {
+    const alias = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (alias !== name) snake[alias] = type;
+  }
+  return z.looseObject({ ...fields, ...snake });
+}
+
+// v1.0 (protobuf JSON).
+const PartV1 = proto({
   text: str,
   raw: str,
   url: str,
@@ -30,18 +45,18 @@ const PartV1 = z.looseObject({
   filename: str,
   metadata: object,
 });
-const MessageV1 = z.looseObject({
+const MessageV1 = proto({
   messageId: str,
   contextId: str,
   taskId: str,
-  role: z.union([z.string(), z.number().int()]).nullish(),
+  role: protoEnum,
   parts: list(PartV1),
   metadata: object,
   extensions: strings,
   referenceTaskIds: strings,
 });
-const AuthenticationV1 = z.looseObject({ scheme: str, credentials: str });
-const PushConfigV1 = z.looseObject({
+const AuthenticationV1 = proto({ scheme: str, credentials: str });
+const PushConfigV1 = proto({
   tenant: str,
   id: str,
   taskId: str,
@@ -49,33 +64,67 @@ const PushConfigV1 = z.looseObject({
   token: str,
   authentication: AuthenticationV1.nullish(),
 });
-const SendV1 = z.looseObject({
+const SendV1 = proto({
   tenant: str,
   message: MessageV1.nullish(),
-  configuration: z
-    .looseObject({
-      acceptedOutputModes: strings,
-      taskPushNotificationConfig: PushConfigV1.nullish(),
-      historyLength: int,
-      returnImmediately: bool,
-    })
-    .nullish(),
+  configuration: proto({
+    acceptedOutputModes: strings,
+    taskPushNotificationConfig: PushConfigV1.nullish(),
+    historyLength: protoInt,
+    returnImmediately: bool,
+  }).nullish(),
   metadata: object,
 });
-const TaskIdV1 = z.looseObject({ tenant: str, id: str, metadata: object });
-const GetTaskV1 = z.looseObject({ tenant: str, id: str, historyLength: int });
-const ListTasksV1 = z.looseObject({
+const TaskIdV1 = proto({ tenant: str, id: str, metadata: object });
+const GetTaskV1 = proto({ tenant: str, id: str, historyLength: protoInt });
+const ListTasksV1 = proto({
   tenant: str,
   contextId: str,
-  status: z.union([z.string(), z.number().int()]).nullish(),
-  pageSize: int,
+  status: protoEnum,
+  pageSize: protoInt,
   pageToken: str,
-  historyLength: int,
+  historyLength: protoInt,
   statusTimestampAfter: str,
   includeArtifacts: bool,
 });
-const PushConfigRefV1 = z.looseObject({ tenant: str, taskId: str, id: str });
-const ListPushConfigsV1 = z.looseObject({ tenant: str, taskId: str, pageSize: int64, pageToken: str });
+const PushConfigRefV1 = proto({ tenant: str, taskId: str, id: str });
+const ListPushConfigsV1 = proto({ tenant: str, taskId: str, pageSize: protoInt, pageToken: str });
+
+// v0.3 REST (the protobuf JSON of that version).
+const PushConfigV03Rest = proto({
+  id: str,
+  url: str,
+  token: str,
+  authentication: proto({ schemes: strings, credentials: str }).nullish(),
+});
+const MessageV03Rest = proto({
+  messageId: str,
+  contextId: str,
+  taskId: str,
+  role: protoEnum,
+  content: list(
+    proto({
+      text: str,
+      file: proto({ fileWithUri: str, fileWithBytes: str, mimeType: str, name: str }).nullish(),
+      data: proto({ data: object }).nullish(),
+      metadata: object,
+    }),
+  ),
+  metadata: object,
+  extensions: strings,
+});
+const SendV03Rest = proto({
+  message: MessageV03Rest.nullish(),
+  request: MessageV03Rest.nullish(),
+  configuration: proto({
+    acceptedOutputModes: strings,
+    pushNotification: PushConfigV03Rest.nullish(),
+    historyLength: protoInt,
+    blocking: bool,
+  }).nullish(),
+  metadata: object,
+});
+const SetPushConfigV03Rest = proto({ name: str, pushNotificationConfig: PushConfigV03Rest.nullish() });
 
 // v0.3 (the JSON-RPC types of that version).
 const FileV03 = z.looseObject({
@@ -164,8 +213,11 @@ const PARAMS: Record<ProtocolVersion, Record<string, z.ZodType>> = {
   },
 };
 
-/** The bodies of the REST routes that take one (v1.0; v0.3's REST bodies are protobuf JSON, as v1.0's). */
-export const REST_BODIES = { send: SendV1, pushConfig: PushConfigV1 } as const;
+/** The bodies of the REST routes that take one, by protocol version. */
+export const REST_BODIES = {
+  '1.0': { send: SendV1, pushConfig: PushConfigV1 },
+  '0.3': { send: SendV03Rest, pushConfig: SetPushConfigV03Rest },
+} as const;
 
 /**
  * The first field of `params` that does not have its type, as a message naming it

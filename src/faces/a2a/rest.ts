@@ -79,7 +79,7 @@ export function restRouter(o: RestOptions): express.Router {
     withOwnWords(res, legacy, o.logger);
     try {
       req.body = await restBody(req, o);
-      const schema = legacy ? undefined : bodySchemaOf(req.path);
+      const schema = bodySchemaOf(req.path, legacy);
       const bad = schema && problemOf(schema, req.body);
       if (bad) {
         refuse(res, legacy, 400, `Invalid params: ${bad}`);
@@ -120,11 +120,25 @@ export function restRouter(o: RestOptions): express.Router {
   return router;
 }
 
-/** The v1.0 routes whose bodies the SDK decodes: their fields' types, checked first (see params.ts). */
-function bodySchemaOf(path: string): z.ZodType | undefined {
-  if (/^(\/[^/]+)?\/message:(send|stream)$/.test(path)) return REST_BODIES.send;
-  if (/^(\/[^/]+)?\/tasks\/[^/]+\/pushNotificationConfigs$/.test(path)) return REST_BODIES.pushConfig;
-  return undefined;
+/**
+ * The routes whose bodies the SDK decodes, by version: their fields' types are checked first (see
+ * params.ts). v1.0 routes may come under a tenant (`/{tenant}/message:send`).
+ */
+const BODY_ROUTES: Record<'1.0' | '0.3', [RegExp, keyof (typeof REST_BODIES)['1.0']][]> = {
+  '1.0': [
+    [/^(\/[^/]+)?\/message:(send|stream)\/?$/, 'send'],
+    [/^(\/[^/]+)?\/tasks\/[^/]+\/pushNotificationConfigs\/?$/, 'pushConfig'],
+  ],
+  '0.3': [
+    [/^\/v1\/message:(send|stream)\/?$/, 'send'],
+    [/^\/v1\/tasks\/[^/]+\/pushNotificationConfigs\/?$/, 'pushConfig'],
+  ],
+};
+
+function bodySchemaOf(path: string, legacy: boolean): z.ZodType | undefined {
+  const version = legacy ? '0.3' : '1.0';
+  const body = BODY_ROUTES[version].find(([route]) => route.test(path))?.[1];
+  return body && REST_BODIES[version][body];
 }
 
 /**
