@@ -11,8 +11,12 @@ const location = { Location: { schema: { type: 'string' }, description: 'The job
 const common = {
   '401': err('No or invalid credentials (WWW-Authenticate says which)'),
   '429': err('Over the request rate (Retry-After)'),
+  '413': err('A body (on any method) over MAX_BODY_BYTES'),
+  '415': err('A compressed body (Content-Encoding other than identity); on POST, a body that is not JSON'),
   '500': err('An internal failure (the database unreachable, say); its cause is in the server log'),
 };
+/** Routes with a job id in the path: an id that does not decode is a 400. */
+const badPath = { '400': err('A malformed %-escape in the path') };
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const jobOk = { description: 'The job document', content: json(ref('Job')), headers: retryAfter };
 
@@ -42,11 +46,9 @@ export const OPENAPI = {
             content: json(ref('Job')),
             headers: { ...retryAfter, ...location },
           },
-          '400': err('Invalid body, unknown skill or invalid input'),
+          '400': err('Invalid body, unknown skill, invalid input, or JSON nested deeper than MAX_JSON_DEPTH'),
           '403': err('The caller may not use this skill'),
           '409': err('A request with this Idempotency-Key is still in flight'),
-          '413': err('Body too large'),
-          '415': err('Not JSON'),
           '422': err('Idempotency-Key reused with another payload'),
           ...common,
         },
@@ -73,19 +75,26 @@ export const OPENAPI = {
           '200': jobOk,
           '303': { description: '?follow=result on a completed job: see the result', headers: location },
           '404': err('No such job (or not the caller’s)'),
+          ...badPath,
           ...common,
         },
       },
       delete: {
         summary: 'Cancel the job if it runs (tasks are deleted only when their TTL ends)',
-        responses: { '200': jobOk, '404': err('No such job'), ...common },
+        responses: { '200': jobOk, '404': err('No such job'), ...badPath, ...common },
       },
     },
     '/v1/jobs/{id}:cancel': {
       parameters: [id],
       post: {
         summary: 'Cancel the job',
-        responses: { '200': jobOk, '404': err('No such job'), '409': err('Already finished'), ...common },
+        responses: {
+          '200': jobOk,
+          '404': err('No such job'),
+          '409': err('Already finished'),
+          ...badPath,
+          ...common,
+        },
       },
     },
     '/v1/jobs/{id}:input': {
@@ -98,7 +107,9 @@ export const OPENAPI = {
             description: 'The job document (to its owner), or its status only (to an approver it names)',
             content: json({ oneOf: [ref('Job'), ref('ApproverAnswer')] }),
           },
-          '400': err('Invalid answer'),
+          '400': err(
+            'Invalid answer, JSON nested deeper than MAX_JSON_DEPTH, or a malformed %-escape in the path',
+          ),
           '404': err('No such job'),
           '409': err('The job waits for no input'),
           ...common,
@@ -123,6 +134,7 @@ export const OPENAPI = {
           '404': err('No such job'),
           '406': err('?download=1 on a result that is not one file'),
           '409': err('The job failed or was cancelled: it has no result'),
+          ...badPath,
           ...common,
         },
       },
@@ -137,6 +149,7 @@ export const OPENAPI = {
             content: { 'text/event-stream': { schema: ref('JobEvent') } },
           },
           '404': err('No such job'),
+          ...badPath,
           ...common,
         },
       },
