@@ -79,7 +79,9 @@ export function restRouter(o: RestOptions): express.Router {
     withOwnWords(res, legacy, o.logger);
     try {
       req.body = await restBody(req, o);
-      const schema = bodySchemaOf(req.path, legacy);
+      // A POST's JSON body (others have none the SDK reads, or a Content-Type it refuses itself).
+      const schema =
+        req.method === 'POST' && req.body !== undefined ? bodySchemaOf(req.path, legacy) : undefined;
       const bad = schema && problemOf(schema, req.body);
       if (bad) {
         refuse(res, legacy, 400, `Invalid params: ${bad}`);
