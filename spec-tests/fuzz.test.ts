@@ -46,7 +46,14 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
 
   it(`${RUNS} generated requests: no 5xx, no internal message, every error in its face's shape`, async () => {
     console.log(`fuzz: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}`);
-    const known = { taskIds: before.map((b) => String(b.task.id)), tenants: ['acme', 'globex', 'initech'] };
+    // The ids of real tasks and their artifacts: paths that reach the download and the task itself.
+    const artifactIds = before.flatMap((b) =>
+      (b.task.artifacts as { artifactId: string }[]).map((a) => a.artifactId),
+    );
+    const known = {
+      taskIds: [...before.map((b) => String(b.task.id)), ...artifactIds],
+      tenants: ['acme', 'globex', 'initech'],
+    };
     const client = fuzzClient(
       agent.url,
       {

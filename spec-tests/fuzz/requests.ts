@@ -69,6 +69,15 @@ const oddHeaders = fc.record(
       'respond-async, wait=1',
     ),
     'Idempotency-Key': fc.constantFrom('k1', 'k2', '', ' ', 'x'.repeat(300), 'é'),
+    Range: fc.constantFrom(
+      'bytes=0-10',
+      'bytes=-5',
+      'bytes=99999999-',
+      'bytes=5-1',
+      'bytes=0-1,3-4',
+      'lines=1-2',
+      'bytes=-0',
+    ),
   },
   { requiredKeys: [] },
 );
@@ -403,6 +412,7 @@ function jobs(k: Known): fc.Arbitrary<FuzzRequest> {
     ['GET', p(c('/v1/jobs/'), seg, query({ follow: fc.constantFrom('result', 'x') }))],
     ['GET', p(c('/v1/jobs/'), seg, c('/result'), query({ download: fc.constantFrom('1', '0') }))],
     ['GET', p(c('/v1/jobs/'), seg, c('/events'))],
+    ['GET', p(c('/v1/jobs/'), seg, c('/artifacts/'), seg)],
     ['DELETE', p(c('/v1/jobs/'), seg)],
     ['POST', p(c('/v1/jobs/'), seg, c(':cancel'))],
     ['POST', p(c('/v1/jobs/'), seg, c(':input')), answer],
