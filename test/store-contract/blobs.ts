@@ -22,6 +22,14 @@ function blobChunk(size: number, fill = 7): { event: TaskEvent; data: Buffer } {
 export function blobContract(c: Contract): void {
   const { create, seqs, write } = c;
   const working = (w: Partial<GuardedWrite>): Partial<GuardedWrite> => ({ from: ['submitted'], ...w });
+  /** Writes a blob chunk of `size` bytes to the task, counted for `owner` against a quota of 1000. */
+  const storeChunk = (taskId: string, size: number, owner = 'alice') => {
+    const { event, data } = blobChunk(size);
+    return write(
+      taskId,
+      working({ events: [event], blobs: [data], storage: { owner, bytes: size, quota: 1000 } }),
+    );
+  };
 
   describe('blob parts', () => {
     it('stores a blob part in 1 MiB pieces keyed by its event, read back piece by piece', async () => {
@@ -52,53 +60,21 @@ export function blobContract(c: Contract): void {
     it('refuses a write that would take the owner past its quota, whole: no event, no piece, no bytes counted', async () => {
       const a = await create();
       const b = await create();
-      const first = blobChunk(600);
-      await write(
-        a.id,
-        working({
-          events: [first.event],
-          blobs: [first.data],
-          storage: { owner: 'alice', bytes: 600, quota: 1000 },
-        }),
-      );
-      const second = blobChunk(500);
-      const err = await write(
-        b.id,
-        working({
-          events: [second.event],
-          blobs: [second.data],
-          storage: { owner: 'alice', bytes: 500, quota: 1000 },
-        }),
-      ).catch((e: unknown) => e);
+      await storeChunk(a.id, 600);
+      const err = await storeChunk(b.id, 500).catch((e: unknown) => e);
       expect(isQuotaExceeded(err)).toBe(true);
       expect(err).toMatchObject({ stored: 600, adding: 500, quota: 1000 });
       expect(await seqs(b.id)).toEqual([1, 2]);
       expect(await c.store.readBlobPiece(b.id, 3, 0, 0)).toBeUndefined();
       // What fits still goes in: the refused bytes were not counted.
-      const third = blobChunk(400);
-      const ok = await write(
-        b.id,
-        working({
-          events: [third.event],
-          blobs: [third.data],
-          storage: { owner: 'alice', bytes: 400, quota: 1000 },
-        }),
-      );
+      const ok = await storeChunk(b.id, 400);
       expect(ok?.events).toHaveLength(1);
     });
 
     it('counts per owner, and gives an expired task bytes back when it is deleted', async () => {
       const short = await create({ expiresAt: T0 + 100 });
       const other = await create({ owner: 'bob' });
-      const chunk = blobChunk(800);
-      await write(
-        short.id,
-        working({
-          events: [chunk.event],
-          blobs: [chunk.data],
-          storage: { owner: 'alice', bytes: 800, quota: 1000 },
-        }),
-      );
+      await storeChunk(short.id, 800);
       await write(other.id, working({ storage: { owner: 'bob', bytes: 900, quota: 1000 } }));
       const later = await create({ messageId: 'later' });
       const over = write(later.id, working({ storage: { owner: 'alice', bytes: 300, quota: 1000 } }));
