@@ -1,3 +1,10 @@
+import {
+  artifactLatencyTable,
+  artifactLoads,
+  artifactMethod,
+  artifactTable,
+  artifactTargetsTable,
+} from './artifact-report.js';
 import type { LoadResult } from './load.js';
 import type { Options, Scenario } from './options.js';
 import { postgresNotes } from './postgres-notes.js';
@@ -30,6 +37,7 @@ export function renderDocument(r: Results): string {
     ...Object.values(r.create).flat(),
     ...Object.values(r.poll).flat(),
     ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
+    ...artifactLoads(r),
   ];
   const pushes = Object.values(r.push ?? {}).flat();
   const otherMax = Math.max(0, ...all.map((l) => l.otherCpu), ...pushes.map((p) => p.otherCpu ?? 0));
@@ -113,6 +121,7 @@ npm run bench -- --smoke     # what CI runs: seconds, tiny sizes, no timing asse
   measurement polls ${of('retained').pollTasks} tasks drawn at random from the whole store, then creates, on a fresh copy of the
   seeded file. Bytes per task = (database file + WAL) / tasks, right after seeding.
 ${pushMethod(r)}
+${artifactMethod(r)}
 
 ## Targets (issue 3)
 
@@ -136,6 +145,14 @@ Seeding: ${r.stores.map((s) => `${s.kind} ${s.tasks.toLocaleString('en')} tasks 
 
 ${from('push')}${pushTable(r)}
 ${pushNotes(r)}
+## Large artifact (issue 13)
+
+${from('artifact')}${artifactTargetsTable(r)}
+
+${artifactTable(r)}
+
+${artifactLatencyTable(r)}
+
 ## CPU profiles of taskhandle
 
 \`node --cpu-prof\` on the server process during one load of the run's length (see Runs; after its warm-up);

@@ -15,6 +15,15 @@ export interface LoadOptions {
   retries: number;
   /** The body of each request, built per request (unique ids, round-robin task ids). */
   body: () => string;
+  /** A request other than `POST /` JSON-RPC: a GET of `path` (the body is then not sent). */
+  get?: string;
+  /** Sent with every request (credentials). */
+  headers?: Record<string, string>;
+  /**
+   * `refusal`: the expected answer is a refusal (a JSON-RPC error, or a 404 to a GET), counted as
+   * the request's success; anything else (an answer that shows the task) is a failure.
+   */
+  expect?: 'answer' | 'refusal';
 }
 
 export interface LoadResult {
@@ -59,14 +68,14 @@ export async function measure(server: RunningServer, o: LoadOptions): Promise<Lo
 
 async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
   if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), DISTURBED_CORES);
-  if (o.warmupS > 0) await fire(server.urls, o.connections, o.warmupS, o.body);
+  if (o.warmupS > 0) await fire(server.urls, o.connections, o.warmupS, o);
   const db0 = await server.databaseCpu?.();
   const cpu0 = process.cpuUsage();
   const serverCpu0 = server.cpuSeconds();
   const machine0 = machineBusySeconds();
   const startUs = monotonicUs();
   const t0 = performance.now();
-  const r = await fire(server.urls, o.connections, o.durationS, o.body);
+  const r = await fire(server.urls, o.connections, o.durationS, o);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
@@ -74,7 +83,10 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
   const db1 = await server.databaseCpu?.();
   const databaseCpu = db0 && db1 ? cpuBetween(db0, db1) / wall : undefined;
   const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
-  const good = r['2xx'] - r.mismatches;
+  // a refused GET is a 404 (its body is not read); anything else is judged as above
+  const good =
+    o.get && o.expect === 'refusal' ? (r.statusCodeStats?.['404']?.count ?? 0) : r['2xx'] - r.mismatches;
+  const answered = r['2xx'] + r.non2xx;
   const crash = server.crashed();
   if (crash) throw new Error(crash);
   return {
@@ -83,7 +95,7 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
     p50Ms: good > 0 ? r.latency.p50 : Number.NaN,
     p99Ms: good > 0 ? r.latency.p99 : Number.NaN,
     requests: good,
-    failures: r.errors + r.non2xx + r.mismatches,
+    failures: r.errors + answered - good,
     serverCpu,
     ...(databaseCpu === undefined ? {} : { databaseCpu }),
     clientCpu,
@@ -95,21 +107,25 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function fire(urls: string[], connections: number, durationS: number, body: () => string) {
+function fire(urls: string[], connections: number, durationS: number, o: LoadOptions) {
+  const refusal = o.expect === 'refusal';
   return autocannon({
     // autocannon takes a list too (connection i goes to urls[i % n]); its types know only one
     url: (urls.length === 1 ? urls[0] : urls) as string,
     connections,
     duration: durationS,
     requests: [
-      {
-        method: 'POST',
-        path: '/',
-        headers: { ...RPC_HEADERS },
-        setupRequest: (req) => ({ ...req, body: body() }),
-      },
+      o.get
+        ? { method: 'GET', path: o.get, headers: { ...o.headers } }
+        : {
+            method: 'POST',
+            path: '/',
+            headers: { ...RPC_HEADERS, ...o.headers },
+            setupRequest: (req) => ({ ...req, body: o.body() }),
+          },
     ],
-    // A JSON-RPC error is an HTTP 200: count it, or a fast error path would pass for a fast server.
-    verifyBody: (b) => !String(b).includes('"error"'),
+    // A JSON-RPC error is an HTTP 200: count it, or a fast error path would pass for a fast server
+    // (and a refusal that shows the task would pass for a refusal). A GET is judged by its status.
+    ...(o.get ? {} : { verifyBody: (b: unknown) => String(b).includes('"error"') === refusal }),
   });
 }

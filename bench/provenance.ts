@@ -15,6 +15,7 @@ const SECTION_NAMES: Record<Scenario, string> = {
   fanout: 'fan-out',
   retained: 'retained',
   push: 'push delivery',
+  artifact: 'large artifact',
 };
 
 /** The runs behind a report, this one first, each with the sections it made. */

@@ -4,6 +4,7 @@ import type { Machine } from './machine.js';
 import { type Options, SCENARIOS, type Scenario } from './options.js';
 import { shownUrl } from './postgres.js';
 import type { ProfileSummary } from './profile.js';
+import type { ArtifactKind, ArtifactResult } from './scenarios/artifact.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
@@ -37,6 +38,8 @@ export interface Results {
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
   push: Partial<Record<ServerKind, PushResult[]>>;
+  /** The large-artifact scenario, once per store (its rounds are inside). */
+  artifact: Partial<Record<ArtifactKind, ArtifactResult>>;
   profiles: ProfileSummary[];
   /** Measurements that could not run at all (the server did not start, a profile was not written). */
   errors: { section: string; message: string }[];
@@ -62,6 +65,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   stores: [],
   retained: [],
   push: {},
+  artifact: {},
   profiles: [],
   errors: [],
 });
@@ -88,6 +92,7 @@ export function loadResults(path: string): Results {
   const r = JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
   // results saved before the push scenario existed
   r.push ??= {};
+  r.artifact ??= {};
   // results saved before runs and structured errors: one run made every section
   const revive = (o: Options): Options => ({
     ...o,
@@ -135,6 +140,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     if (s === 'create' || s === 'poll') fresh[s] = saved[s];
     else if (s === 'fanout') fresh.fanout = saved.fanout;
     else if (s === 'push') fresh.push = saved.push;
+    else if (s === 'artifact') fresh.artifact = saved.artifact;
     else {
       fresh.retained = saved.retained;
       fresh.stores = saved.stores;

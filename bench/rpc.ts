@@ -40,10 +40,10 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 // biome-ignore lint/suspicious/noExplicitAny: replies are read loosely, checked where used
 export type RpcReply = { result?: any; error?: { code: number; message: string } };
 
-/** One JSON-RPC call; rejects on an HTTP or JSON-RPC error. */
-export function call(url: string, body: string): Promise<RpcReply> {
+/** One JSON-RPC call (`headers`: credentials, say); rejects on an HTTP or JSON-RPC error. */
+export function call(url: string, body: string, headers: Record<string, string> = {}): Promise<RpcReply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: RPC_HEADERS }, (res) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...RPC_HEADERS, ...headers } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { artifactLatencyTable, artifactTable, artifactTargetsTable } from './artifact-report.js';
 import { renderDocument } from './document.js';
 import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
@@ -17,6 +18,7 @@ import {
   stampSections,
 } from './results.js';
 import { createTasks, sendBody } from './rpc.js';
+import { ARTIFACT_KINDS, largeArtifact, medianDownload } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
 import { poll, roundRobin } from './scenarios/poll.js';
@@ -147,6 +149,22 @@ async function main(): Promise<void> {
       }
   }
 
+  if (o.scenarios.has('artifact'))
+    for (const k of ARTIFACT_KINDS.filter((x) => withPostgres || !isPostgres(x))) {
+      log(`large artifact ${SERVER_LABELS[k]}: exporting ${o.artifactRows.toLocaleString('en')} rows`);
+      const a = await attempt(r, 'artifact', `large artifact ${k}`, () =>
+        largeArtifact(k, { rows: o.artifactRows, chunkRows: o.artifactChunkRows, rounds: o.rounds, load }),
+      );
+      if (!a) continue;
+      r.artifact[k] = a;
+      const d = medianDownload(a.downloads);
+      log(
+        `large artifact ${SERVER_LABELS[k]}: ${(a.bytes / 2 ** 20).toFixed(0)} MiB written in ${a.writeS.toFixed(1)} s ` +
+          `(${a.writeMibPerS.toFixed(1)} MiB/s), downloaded at ${d?.mibPerS.toFixed(0)} MiB/s; RSS ${a.rssMb.before.toFixed(0)} MB before, ` +
+          `peaks ${a.rssMb.writePeak.toFixed(0)} writing / ${a.rssMb.loadPeak.toFixed(0)} loads / ${a.rssMb.downloadPeak.toFixed(0)} downloads`,
+      );
+    }
+
   if (o.profile) r.profiles = await profiles(r, o, load, stores, withPostgres);
   stores = [];
   r.elapsedS = (performance.now() - started) / 1000;
@@ -156,7 +174,16 @@ async function main(): Promise<void> {
 
   const saved = resultsPath(o.out);
   keepSaved(r, saved);
-  const sections = [targetsTable(r), loadTable(r), fanoutTable(r), retainedTable(r), pushTable(r)];
+  const sections = [
+    targetsTable(r),
+    loadTable(r),
+    fanoutTable(r),
+    retainedTable(r),
+    pushTable(r),
+    artifactTargetsTable(r),
+    artifactTable(r),
+    artifactLatencyTable(r),
+  ];
   console.log(`\n${sections.join('\n\n')}\n`);
   saveResults(saved, r);
   writeReport(o.out, renderDocument(r));

@@ -1,4 +1,6 @@
+import { artifactLoads } from './artifact-report.js';
 import { measuredScenarios, type Results } from './results.js';
+import { ARTIFACT_KINDS } from './scenarios/artifact.js';
 import { SERVER_LABELS, type ServerKind } from './servers/launch.js';
 
 /**
@@ -10,6 +12,7 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
     ...Object.values(r.create).flat(),
     ...Object.values(r.poll).flat(),
     ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
+    ...artifactLoads(r),
   ];
   const broken = [
     ...loads.filter((l) => l.requests === 0).map(() => 'a load measurement got no valid answer'),
@@ -18,6 +21,11 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
         ? loadKinds.filter((k) => !r[s][k]?.length).map((k) => `${s} has no result for ${SERVER_LABELS[k]}`)
         : [],
     ),
+    ...(r.options.scenarios.has('artifact')
+      ? ARTIFACT_KINDS.filter((k) => loadKinds.includes(k) && !r.artifact[k]).map(
+          (k) => `the large artifact has no result for ${SERVER_LABELS[k]}`,
+        )
+      : []),
     ...Object.values(r.fanout)
       .flat()
       .filter((f) => f.received === 0)
