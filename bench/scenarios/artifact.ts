@@ -52,7 +52,15 @@ export interface ArtifactResult {
   /** Cores the server used while writing. */
   writeServerCpu: number;
   /** Server RSS: settled before the write, peak per phase, settled at the end. */
-  rssMb: { before: number; writePeak: number; loadPeak: number; downloadPeak: number; after: number };
+  rssMb: {
+    before: number;
+    writePeak: number;
+    /** 1 s after the export completed: what the write left behind. */
+    afterWrite: number;
+    loadPeak: number;
+    downloadPeak: number;
+    after: number;
+  };
   /** GetTask of a small finished task (an inline 100-row export) and of the large one. */
   small: LoadResult[];
   large: LoadResult[];
@@ -129,6 +137,8 @@ export async function largeArtifact(kind: ArtifactKind, o: ArtifactOptions): Pro
     const large = await runExport(server.url, asOwner, { rows: o.rows, chunkRows: o.chunkRows });
     const writePeak = writeMeter.stop();
     const writeServerCpu = (server.cpuSeconds() - cpu0) / large.seconds;
+    await sleep(1000);
+    const afterWrite = server.rssBytes();
 
     const loads: Loads = {
       small: [],
@@ -166,6 +176,7 @@ export async function largeArtifact(kind: ArtifactKind, o: ArtifactOptions): Pro
       rssMb: {
         before: mb(before),
         writePeak: mb(writePeak),
+        afterWrite: mb(afterWrite),
         loadPeak: mb(loadPeak),
         downloadPeak: mb(downloadPeak),
         after: mb(server.rssBytes()),
