@@ -191,7 +191,7 @@ export function artifactMethod(r: Results): string {
   return `- **large artifact** (issue 13): one process per store (SQLite; PostgreSQL when it answers) with
   \`API_KEYS_FILE\` holding two principals (acme/alice owns the tasks, globex/mallory is the other one) and
   \`MAX_ARTIFACT_BYTES\` raised to 8 GiB (the default 100 MiB would refuse the export). alice runs a 100-row
-  export (its file inline in the task) and ${o.artifactRows.toLocaleString('en')}-row export, ${o.artifactChunkRows.toLocaleString('en')} rows a chunk
+  export (its file inline in the task) and a ${o.artifactRows.toLocaleString('en')}-row export, ${o.artifactChunkRows.toLocaleString('en')} rows a chunk
   (\`{"skill":"export","input":{"rows":${o.artifactRows},"chunkRows":${o.artifactChunkRows}}}\`); write time runs from its
   \`SendMessage\` to its completed status's timestamp. The server's RSS is read from /proc every 50 ms. "Before" is
   read after the same six loads (below, each for the warm-up time) and a whole download were run on a linked
