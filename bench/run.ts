@@ -153,7 +153,13 @@ async function main(): Promise<void> {
     for (const k of ARTIFACT_KINDS.filter((x) => withPostgres || !isPostgres(x))) {
       log(`large artifact ${SERVER_LABELS[k]}: exporting ${o.artifactRows.toLocaleString('en')} rows`);
       const a = await attempt(r, 'artifact', `large artifact ${k}`, () =>
-        largeArtifact(k, { rows: o.artifactRows, chunkRows: o.artifactChunkRows, rounds: o.rounds, load }),
+        largeArtifact(k, {
+          rows: o.artifactRows,
+          chunkRows: o.artifactChunkRows,
+          rounds: o.rounds,
+          load,
+          warmBaseline: !o.smoke,
+        }),
       );
       if (!a) continue;
       r.artifact[k] = a;
