@@ -1,8 +1,9 @@
 import type { LoadResult } from './load.js';
 import { ms, table } from './report.js';
 import { type Results, runOf, summarise } from './results.js';
-import { ARTIFACT_KINDS, medianDownload, RANGED_REQUESTS } from './scenarios/artifact.js';
+import { ARTIFACT_KINDS, type FullDownload, RANGED_REQUESTS } from './scenarios/artifact.js';
 import { SERVER_LABELS } from './servers/launch.js';
+import { median } from './stats.js';
 import type { TargetRow } from './targets.js';
 
 /** The large-artifact scenario in the report: its targets (issue 13), its tables, how it was measured. */
@@ -213,4 +214,18 @@ export function artifactLoads(r: Results): LoadResult[] {
     ...a.large,
     ...Object.values(a.refusals).flat(),
   ]);
+}
+
+/** Medians of the downloads of the rounds. */
+export function medianDownload(list: readonly FullDownload[]): FullDownload | undefined {
+  if (!list.length) return undefined;
+  const m = (f: (d: FullDownload) => number) => median(list.map(f));
+  return {
+    bytes: m((d) => d.bytes),
+    seconds: m((d) => d.seconds),
+    mibPerS: m((d) => d.mibPerS),
+    rssGrowthMb: Math.max(...list.map((d) => d.rssGrowthMb)),
+    serverCpu: m((d) => d.serverCpu),
+    clientCpu: m((d) => d.clientCpu),
+  };
 }

@@ -1,5 +1,10 @@
 import { existsSync } from 'node:fs';
-import { artifactLatencyTable, artifactTable, artifactTargetsTable } from './artifact-report.js';
+import {
+  artifactLatencyTable,
+  artifactTable,
+  artifactTargetsTable,
+  medianDownload,
+} from './artifact-report.js';
 import { renderDocument } from './document.js';
 import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
@@ -18,7 +23,7 @@ import {
   stampSections,
 } from './results.js';
 import { createTasks, sendBody } from './rpc.js';
-import { ARTIFACT_KINDS, largeArtifact, medianDownload } from './scenarios/artifact.js';
+import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
 import { poll, roundRobin } from './scenarios/poll.js';

@@ -4,7 +4,7 @@ import { type Download, download, PeakMeter } from '../download.js';
 import { type LoadOptions, type LoadResult, measure } from '../load.js';
 import { call, getBody, sendBody } from '../rpc.js';
 import { launch, type ServerKind } from '../servers/launch.js';
-import { median, percentile, sleep } from '../stats.js';
+import { percentile, sleep } from '../stats.js';
 import { tempPath } from '../temp.js';
 import type { Load } from './create.js';
 
@@ -289,17 +289,3 @@ async function lastMib(url: string, headers: Record<string, string>, bytes: numb
 const newKey = () => `th_${randomBytes(32).toString('base64url')}`;
 // As taskhandle stores keys (src/auth/api-keys.ts): SHA-256 of the key, never the key itself.
 const keyHash = (key: string) => `sha256:${createHash('sha256').update(key).digest('hex')}`;
-
-/** Medians of the downloads of the rounds. */
-export function medianDownload(list: readonly FullDownload[]): FullDownload | undefined {
-  if (!list.length) return undefined;
-  const m = (f: (d: FullDownload) => number) => median(list.map(f));
-  return {
-    bytes: m((d) => d.bytes),
-    seconds: m((d) => d.seconds),
-    mibPerS: m((d) => d.mibPerS),
-    rssGrowthMb: Math.max(...list.map((d) => d.rssGrowthMb)),
-    serverCpu: m((d) => d.serverCpu),
-    clientCpu: m((d) => d.clientCpu),
-  };
-}
