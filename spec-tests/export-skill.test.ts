@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactText, CSV_HEADER, csvLines, send, skillMessage, V1 } from './a2a.js';
+import { artifactText, CSV_HEADER, csvLines, rpcStream, send, skillMessage, V1 } from './a2a.js';
 import { type Agent, launch, userMessage } from './harness.js';
 
 describe('the export skill and skill selection', () => {
@@ -45,6 +45,25 @@ describe('the export skill and skill selection', () => {
     expect(lines).toHaveLength(20_001);
     expect(lines.filter((l) => l === CSV_HEADER)).toHaveLength(1);
     expect(lines[20_000]).toMatch(/^20000,Customer 20000,/);
+  });
+
+  it('writes a chunk larger than 1 MiB in appends of about 1 MiB: the job never holds a whole large chunk', async () => {
+    const { task } = await send(agent, skillMessage('export', { rows: 30_000, chunkRows: 30_000 }));
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, lastEventId: '0' });
+    const updates = (await stream.rest()).map((e) => e.data.result?.artifactUpdate).filter(Boolean);
+    const sizes = updates.map((u) => Buffer.from(u.artifact.parts[0].raw, 'base64').length);
+    expect(sizes.length).toBe(3);
+    expect(Math.max(...sizes)).toBeLessThan(2 ** 20 + 100_000);
+    expect(updates.map((u) => [u.append ?? false, u.lastChunk ?? false])).toEqual([
+      [false, false],
+      [true, false],
+      [true, true],
+    ]);
+    const lines = csvLines(
+      Buffer.concat(updates.map((u) => Buffer.from(u.artifact.parts[0].raw, 'base64'))).toString(),
+    );
+    expect(lines).toHaveLength(30_001);
+    expect(lines[30_000]).toMatch(/^30000,Customer 30000,/);
   });
 
   it('an export of 0 rows is a header-only file', async () => {

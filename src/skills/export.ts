@@ -4,11 +4,16 @@ import { defineSkill } from '../engine/skill.js';
 import { Approval, Decision } from './decision.js';
 import { FORMATS, generatedRow, type Row, serialize } from './rows.js';
 
+/** Rows made and serialized at once. */
+const BATCH_ROWS = 1000;
+/** A chunk is written in pieces of about this many characters (one stored blob piece). */
+const WRITE_BYTES = 2 ** 20;
+
 const Input = z.object({
   /** Rows to generate (ignored when `data` is given). */
   rows: z.number().int().min(0).max(100_000_000).default(1000),
   format: z.enum(['csv', 'ndjson']).default('csv'),
-  /** Rows per artifact chunk (and per progress report). */
+  /** Rows per artifact chunk (and per progress report); a chunk past 1 MiB is appended in 1 MiB writes. */
   chunkRows: z.number().int().min(1).max(100_000).default(5000),
   /** Pause after each chunk: stands in for a slow source (a database, a remote API). */
   delayMs: z.number().int().min(0).max(600_000).default(0),
@@ -59,23 +64,37 @@ export const exportSkill = defineSkill({
     const { mediaType, extension } = FORMATS[format];
     const filename = `export.${extension}`;
     const artifactId = `export-${ctx.taskId}`;
-    let done = 0;
-    do {
-      ctx.signal.throwIfAborted();
-      const count = Math.min(chunkRows, total - done);
-      const rows: Row[] = data
-        ? data.slice(done, done + count)
-        : Array.from({ length: count }, (_, i) => generatedRow(done + i));
-      const text = serialize(rows, format, columns, done === 0);
-      done += count;
+    let writes = 0;
+    let pending = '';
+    const write = async (lastChunk: boolean) => {
       await ctx.artifact({
         artifactId,
         name: filename,
         description: `${total} rows as ${format.toUpperCase()}`,
-        parts: [{ raw: Buffer.from(text).toString('base64'), filename, mediaType }],
-        append: done > count,
-        lastChunk: done >= total,
+        parts: [{ raw: Buffer.from(pending).toString('base64'), filename, mediaType }],
+        append: writes++ > 0,
+        lastChunk,
       });
+      pending = '';
+    };
+    let done = 0;
+    do {
+      ctx.signal.throwIfAborted();
+      const count = Math.min(chunkRows, total - done);
+      // Rows are made and serialized a batch at a time, and a chunk larger than a piece is written
+      // in pieces: what the job holds follows WRITE_BYTES, not chunkRows.
+      for (let at = 0; at < count; at += BATCH_ROWS) {
+        const from = done + at;
+        const n = Math.min(BATCH_ROWS, count - at);
+        const rows: Row[] = data
+          ? data.slice(from, from + n)
+          : Array.from({ length: n }, (_, i) => generatedRow(from + i));
+        pending += serialize(rows, format, columns, from === 0);
+        if (pending.length >= WRITE_BYTES && at + n < count) await write(false);
+      }
+      if (count === 0) pending += serialize([], format, columns, done === 0);
+      done += count;
+      await write(done >= total);
       await ctx.progress({
         percent: total === 0 ? 100 : Math.floor((done / total) * 100),
         message: `${done} of ${total} rows`,

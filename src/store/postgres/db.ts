@@ -3,10 +3,18 @@ import type { Logger } from 'pino';
 import type { Statement } from './statements.js';
 
 const PG_INT8 = 20;
-/** Times are Unix milliseconds in bigint columns: well inside Number's exact range. */
+const PG_BYTEA = 17;
+const asIs = (value: unknown) => value;
+/**
+ * Times are Unix milliseconds in bigint columns: well inside Number's exact range. A bytea read in
+ * binary format (blob pieces) is already its bytes: kept as the Buffer it arrives in.
+ */
 const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === PG_INT8 && format !== 'binary') return Number;
+    if (oid === PG_BYTEA && format === 'binary') return asIs;
+    return pg.types.getTypeParser(oid, format);
+  }) as typeof pg.types.getTypeParser,
 };
 
 /** An unreachable server fails the start (or a request) after this long instead of hanging it. */

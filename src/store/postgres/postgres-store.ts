@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
@@ -199,8 +200,14 @@ export class PostgresStore implements TaskStore {
   }
 
   async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
-    const row = await this.#db.one<{ data: Buffer }>(Q.readBlobPiece, [taskId, seq, part, piece]);
-    return row?.data;
+    // In binary format: text would hex-encode the piece on the server and decode it here (3x slower).
+    const query: pg.QueryConfig & { binary: boolean } = {
+      ...Q.readBlobPiece,
+      values: [taskId, seq, part, piece],
+      binary: true,
+    };
+    const { rows } = await this.#db.pool.query<{ data: Buffer }>(query);
+    return rows[0]?.data;
   }
 
   async listTasks(f: ListFilter): Promise<ListPage> {
