@@ -92,6 +92,20 @@ describe('taskhandle client commands', () => {
     expect((await cli(agent, ['result', id])).stdout).toBe(bytes);
   });
 
+  it('result downloads a large export the agent links, with the caller credentials, to a file or stdout', async () => {
+    const agent = await up({ apiKeys: { alice: 'acme' } });
+    const id = (await cli(agent, ['submit', 'export', '--input', '{"rows":20000}'])).stdout.trim();
+    const done = await agent.waitForState(id, 'TASK_STATE_COMPLETED');
+    const [part] = done.artifacts[0].parts;
+    expect(part.url).toBeDefined();
+    const file = join(tempDbPath(), '..', 'big.csv');
+    expect((await cli(agent, ['result', id, '-o', file])).code).toBe(0);
+    const bytes = readFileSync(file);
+    expect(bytes.length).toBe(part.metadata['taskhandle.bytes']);
+    expect(csvLines(bytes.toString())).toHaveLength(20_001);
+    expect((await cli(agent, ['result', id])).stdout).toBe(bytes.toString());
+  });
+
   it('the same --message-id twice is the same task (a safe retry)', async () => {
     const agent = await up();
     const args = ['submit', 'sleep', '--input', '{"seconds":0.1}', '--message-id', 'cli-retry-1'];
