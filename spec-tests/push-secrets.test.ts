@@ -17,15 +17,23 @@ describe('webhook secrets at rest', () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
   });
 
-  it('token and credentials are stored sealed, a row stored before sealing still works, and both are sent in clear', async () => {
+  /**
+   * An agent whose one runner is busy with a long sleep (`blocker`), a receiver, and an export that
+   * waits behind the sleep, so that a webhook registered for it hears of its end only once unblocked.
+   */
+  async function parkedExport() {
     const agent = await launch({ env: { PUSH_ALLOW: '127.0.0.0/8', RUNNER_CONCURRENCY: '1' } });
     agents.push(agent);
     const hook = await startReceiver();
     receivers.push(hook);
-    // The runner is busy with a long sleep: the export waits, with its webhook registered.
     const blocker = await startTask(agent, skillMessage('sleep', { seconds: 600 }));
     await agent.waitForState(blocker.id, 'TASK_STATE_WORKING');
     const task = await startTask(agent, skillMessage('export', { rows: 1 }));
+    return { agent, hook, blocker, task };
+  }
+
+  it('token and credentials are stored sealed, a row stored before sealing still works, and both are sent in clear', async () => {
+    const { agent, hook, blocker, task } = await parkedExport();
     const created = await agent.rpc(
       'CreateTaskPushNotificationConfig',
       {
@@ -62,13 +70,7 @@ describe('webhook secrets at rest', () => {
   });
 
   it('a secret that does not unseal (another KEYS_DIR sealed it) dead-letters its notification, saying why', async () => {
-    const agent = await launch({ env: { PUSH_ALLOW: '127.0.0.0/8', RUNNER_CONCURRENCY: '1' } });
-    agents.push(agent);
-    const hook = await startReceiver();
-    receivers.push(hook);
-    const blocker = await startTask(agent, skillMessage('sleep', { seconds: 600 }));
-    await agent.waitForState(blocker.id, 'TASK_STATE_WORKING');
-    const task = await startTask(agent, skillMessage('export', { rows: 1 }));
+    const { agent, hook, blocker, task } = await parkedExport();
     await agent.rpc('CreateTaskPushNotificationConfig', { taskId: task.id, url: hook.url(), token: 't' }, V1);
     const db = new Database(agent.dbPath);
     db.pragma('busy_timeout = 5000');
