@@ -53,6 +53,25 @@ describe('approvals: durable waits for a person', () => {
     expect(await thrown(() => answer(id, 'approve', BOB))).toMatchObject({ code: 'task-not-found' });
   });
 
+  it("an owner cannot answer in an approver's name: the server sets who answered, replacing the sender's claim", async () => {
+    const ALICE = { owner: 'api-key:acme/alice', approverName: 'acme/alice' };
+    const id = await submit(
+      h.engine,
+      call('approval', { action: 'Deploy v3', approver: 'acme/bob' }),
+      ALICE.owner,
+    );
+    await waitForState(h.engine, id, 'input-required');
+    const forged = text('approve', {
+      taskId: id,
+      metadata: { 'taskhandle.answeredBy': 'acme/bob', note: 'x' },
+    });
+    await h.engine.send(ALICE.owner, forged, undefined, undefined, { approverName: ALICE.approverName });
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(textOf(done.statusMessage)).toBe('Approved by acme/alice');
+    const { history } = await h.engine.get(ALICE.owner, id);
+    expect(history.at(-1)?.metadata).toEqual({ 'taskhandle.answeredBy': 'acme/alice', note: 'x' });
+  });
+
   it('gives an approver only the receipt of their answer, and the owner its task as before', async () => {
     const id = await submit(
       h.engine,

@@ -247,9 +247,9 @@ export class Engine {
       const record = await this.#store.getTask(taskId, this.now());
       const grant = record && grantOf(record, { owner, approverName });
       if (!record || !grant) throw notFound(taskId);
-      if (grant === 'approver') {
-        message = { ...message, metadata: { ...message.metadata, [ANSWERED_BY]: approverName } };
-      }
+      // Who answered is the engine's to say (an approver's name, or the owner's own), never the caller's:
+      // an owner must not be able to write "Approved by" someone else.
+      message = answeredBy(message, approverName);
       if (isTerminal(record.state)) {
         throw new EngineError(
           'unsupported-operation',
@@ -598,6 +598,14 @@ export class Engine {
   #queued(): void {
     for (const listener of this.#queuedListeners) listener();
   }
+}
+
+/** The message with `taskhandle.answeredBy` set to `name` (or removed), whatever the sender put there. */
+function answeredBy(message: Message, name: string | undefined): Message {
+  const { [ANSWERED_BY]: _claimed, ...metadata } = message.metadata ?? {};
+  if (name !== undefined) return { ...message, metadata: { ...metadata, [ANSWERED_BY]: name } };
+  if (!message.metadata) return message;
+  return { ...message, metadata: Object.keys(metadata).length > 0 ? metadata : undefined };
 }
 
 /** See {@link Engine.version}. */
