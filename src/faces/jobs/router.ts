@@ -291,7 +291,10 @@ export function jobsRouter(o: JobsOptions): express.Router {
       const policy = sendPolicyOf(principal);
       // The owner is told why a job takes no input; to anyone else, the engine answers (an approver's
       // grant, or not found).
-      const current = await o.engine.record(owner, id).catch(() => undefined);
+      const current = await o.engine.record(owner, id).catch((err: unknown) => {
+        if (isEngineError(err) && err.code === 'task-not-found') return undefined;
+        throw err; // a store failure is the caller's 500, not a "not yours"
+      });
       if (current && jobDocument(current).status !== 'input_required') {
         throw new Refused(409, `Job ${id} is ${jobDocument(current).status}; it waits for no input`);
       }
