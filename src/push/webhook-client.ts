@@ -38,8 +38,10 @@ export interface WebhookRequest {
 // Enough to see a receiver's answer end; anything longer is discarded by closing the socket.
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const REFUSED = 'ERR_WEBHOOK_ADDRESS_REFUSED';
-// What dns.lookup (getaddrinfo) fails with when a name has no address: no such name, no answer, or no data.
-const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'ENODATA', 'EAI_NONAME']);
+// What dns.lookup (getaddrinfo) fails with when a name has no address: no such name, no data, or a
+// failure the resolver calls permanent. Not EAI_AGAIN: a resolver that is down for a while must not
+// dead-letter every notification to a named webhook; those are retried until PUSH_MAX_AGE_MS.
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_FAIL', 'EAI_NODATA', 'ENODATA', 'EAI_NONAME']);
 
 /**
  * POSTs one webhook. Never throws and never follows redirects; the destination address is checked
