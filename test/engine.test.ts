@@ -231,6 +231,15 @@ describe('running skills', () => {
     expect(t.runs('boom')).toBe(1);
   });
 
+  it('fails a task whose job has a bug without showing the runtime message: the owner is told it is logged', async () => {
+    h.startRunner();
+    const id = await submit(h.engine, call('buggy', {}));
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toBe(
+      'Job failed: an internal error in the skill "buggy" (the server logged it)',
+    );
+  });
+
   it('folds artifact chunks into one artifact and keeps the latest progress', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('chunks', {}));

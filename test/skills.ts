@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { JobError } from '../src/engine/errors.js';
 import { type AnySkill, defineSkill } from '../src/engine/skill.js';
 import { latch } from './helpers.js';
 
@@ -105,7 +106,19 @@ export function testSkills() {
     onInterrupt: 'rerun',
     async run() {
       count('boom');
-      throw new Error('disk on fire');
+      throw new JobError('disk on fire');
+    },
+  });
+
+  /** A skill with a bug: the runtime's own message must not reach the caller. */
+  const buggy = defineSkill({
+    ...common,
+    id: 'buggy',
+    input: z.object({}),
+    onInterrupt: 'rerun',
+    async run(ctx) {
+      const { nested } = ctx.input as { nested?: { deep: string } };
+      return { message: (nested as { deep: string }).deep };
     },
   });
 
@@ -253,6 +266,7 @@ export function testSkills() {
     waits,
     stubborn,
     boom,
+    buggy,
     ask,
     chunks,
     fragile,

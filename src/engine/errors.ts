@@ -28,6 +28,28 @@ export const isEngineError = (e: unknown): e is EngineError =>
   typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'EngineError';
 
 /**
+ * A job's failure that its skill (or the skill API) raises on purpose: its message becomes the
+ * task's failure message, shown to the task's owner, so it must say what went wrong in the caller's
+ * terms. Any other error a job throws is a bug or a runtime failure: the owner is told only that the
+ * job failed, and the cause goes to the log (a JavaScript message is never shown to a caller).
+ *
+ * @example throw new JobError(`the input file has no column "${name}"`);
+ */
+export class JobError extends Error {
+  override readonly name = 'JobError';
+  constructor(
+    message: string,
+    /** What kind of failure, for code that handles some (e.g. `artifact-too-large`). */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const isJobError = (e: unknown): e is JobError =>
+  typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'JobError';
+
+/**
  * A write would take its owner's stored artifact bytes past their quota (MAX_STORED_BYTES): the
  * store refused it whole, nothing was written. The job that made it fails with this message.
  */

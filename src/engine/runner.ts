@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ClaimedTask } from '../store/port.js';
 import { partBytes } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
+import { isJobError, isQuotaExceeded } from './errors.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
 import type { Message, TaskRecord, TaskView } from './task.js';
@@ -222,7 +223,12 @@ export class Runner {
         await engine.store.releaseLease(record.id, leaseToken).catch(() => {});
       } else {
         log.error({ err }, 'job failed');
-        await finish('failed', text(`Job failed: ${err instanceof Error ? err.message : String(err)}`));
+        // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
+        const why =
+          isJobError(err) || isQuotaExceeded(err)
+            ? err.message
+            : `an internal error in the skill "${record.skill}" (the server logged it)`;
+        await finish('failed', text(`Job failed: ${why}`));
       }
     } finally {
       clearInterval(heartbeat);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { partBytes, toBlobPart } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
-import { isQuotaExceeded } from './errors.js';
+import { isQuotaExceeded, JobError } from './errors.js';
 import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
@@ -127,7 +127,10 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     // Refused before anything is written: the job fails saying so, what came before stays.
     const max = Math.min(limits.maxArtifactBytes, this.#maxArtifactBytes ?? Number.POSITIVE_INFINITY);
     if (bytes > max)
-      throw new RangeError(`artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`);
+      throw new JobError(
+        `artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`,
+        'artifact-too-large',
+      );
     this.#artifactBytes.set(artifactId, bytes);
     // Once the artifact outgrows the inline size, its content goes beside the log, not into it.
     // The inline size bounds the task too: many small artifacts together go by reference as well.
@@ -157,8 +160,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   }
 
   async setPollInterval(ms: number): Promise<void> {
-    if (!Number.isInteger(ms) || ms <= 0)
-      throw new RangeError('poll interval must be a positive integer (ms)');
+    if (!Number.isInteger(ms) || ms <= 0) throw new JobError('poll interval must be a positive integer (ms)');
     await this.#write({ pollIntervalMs: ms, events: [] });
   }
 
@@ -176,7 +178,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     const approvers = (request.approvers ?? []).map((name, i) => {
       const normalized = normalizeApproverName(name);
       if (normalized === undefined) {
-        throw new RangeError(`ask: approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`);
+        throw new JobError(`ask: approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`);
       }
       return normalized;
     });

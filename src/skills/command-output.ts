@@ -1,3 +1,4 @@
+import { isJobError } from '../engine/errors.js';
 import type { SkillContext } from '../engine/skill.js';
 import type { Input } from './command-spec.js';
 
@@ -100,7 +101,7 @@ export class OutputLog {
       try {
         await write(chunk);
       } catch (err) {
-        if (!(err instanceof RangeError)) throw err;
+        if (!(isJobError(err) && err.code === 'artifact-too-large')) throw err;
         this.truncated = true;
         if (!last) return;
         await write(''); // adds nothing, so it fits: the artifact still gets its last chunk
