@@ -16,7 +16,7 @@ import { SkillRegistry } from './engine/registry.js';
 import { Sweeper } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
 import type { AnySkill } from './engine/skill.js';
-import { admission } from './faces/a2a/admission.js';
+import type { TaskStore } from './engine/store-port.js';
 import { type PublishedCard, publishCard, REST_PATH, serveCard } from './faces/a2a/agent-card.js';
 import { INTERNAL_MESSAGE } from './faces/a2a/errors.js';
 import { jsonRpcEndpoint } from './faces/a2a/jsonrpc.js';
@@ -25,6 +25,7 @@ import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import type { Audit } from './faces/audit.js';
+import { admission } from './faces/http/admission.js';
 import { clientErrorOf } from './faces/http/http-error.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { problem } from './faces/http/problem.js';
@@ -36,7 +37,6 @@ import { SigningKeys } from './push/signing-keys.js';
 import { commandSkill, loadCommands } from './skills/command.js';
 import { BUILTIN_SKILLS } from './skills/index.js';
 import { openStore } from './store/open.js';
-import type { TaskStore } from './store/port.js';
 import { installZodWords } from './zod-words.js';
 
 export interface ServerOptions {

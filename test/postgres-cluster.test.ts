@@ -6,7 +6,7 @@ import { Engine } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import type { Runner, RunnerOptions } from '../src/engine/runner.js';
-import type { StoreChange } from '../src/store/port.js';
+import type { StoreChange } from '../src/engine/store-port.js';
 import { MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { call, logger, OWNER, startRunner, submit, textOf, waitForState } from './engine-harness.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TaskStore } from '../src/store/port.js';
+import type { TaskStore } from '../src/engine/store-port.js';
 import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
 import { leaseContract } from './store-contract/leases.js';
@@ -8,7 +8,7 @@ import { readContract } from './store-contract/reads.js';
 import { writeContract } from './store-contract/writes.js';
 
 /**
- * The behaviour every {@link TaskStore} adapter must show. It uses only what src/store/port.ts
+ * The behaviour every {@link TaskStore} adapter must show. It uses only what src/engine/store-port.ts
  * promises and passes every time explicitly (no clock), so a new adapter runs it unchanged:
  *
  * @example

@@ -1,7 +1,7 @@
-import type { TaskStore } from '../store/port.js';
-import { BLOB_PIECE_BYTES } from '../store/port.js';
 import { type ArtifactFileInfo, fileInfo, fromBlobPart, type LocatedBlob, partContent } from './artifacts.js';
 import type { LoggedEvent } from './events.js';
+import type { TaskStore } from './store-port.js';
+import { BLOB_PIECE_BYTES } from './store-port.js';
 import type { Artifact, Part } from './task.js';
 
 /** An artifact as one file: what it is called and holds, and its bytes read a piece at a time. */

@@ -1,12 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  GuardedWrite,
-  ListPage,
-  MessageKey,
-  StoreChange,
-  TaskStore,
-  WriteResult,
-} from '../store/port.js';
 import { type ArtifactFile, artifactFile, withContent as readContent } from './artifact-reader.js';
 import { type ArtifactLink, foldArtifacts } from './artifacts.js';
 import { EngineError } from './errors.js';
@@ -20,6 +12,14 @@ import {
   refuseOverfullHistory,
   viewBytes,
 } from './limits.js';
+import type {
+  GuardedWrite,
+  ListPage,
+  MessageKey,
+  StoreChange,
+  TaskStore,
+  WriteResult,
+} from './store-port.js';
 
 export type { EngineLimits } from './limits.js';
 

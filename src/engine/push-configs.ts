@@ -1,6 +1,6 @@
-import type { TaskStore } from '../store/port.js';
 import { EngineError } from './errors.js';
 import type { PushConfig } from './push.js';
+import type { TaskStore } from './store-port.js';
 
 /** A webhook as a caller registers it: the task and time are filled in, the id when absent. */
 export type NewPushConfig = Omit<PushConfig, 'taskId' | 'createdAt' | 'id'> & { id?: string };

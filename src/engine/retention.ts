@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { TaskStore } from '../store/port.js';
+import type { TaskStore } from './store-port.js';
 
 export interface SweeperOptions {
   store: TaskStore;

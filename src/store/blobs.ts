@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../engine/events.js';
-import { BLOB_PIECE_BYTES } from './port.js';
+import { BLOB_PIECE_BYTES } from '../engine/store-port.js';
 
 /** One stored piece of a blob part: the `piece`-th of part `part` of event `seq`. */
 export interface BlobPiece {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TaskEvent } from '../../src/engine/events.js';
+import type { GuardedWrite, ListFilter, NewTask, TaskStore } from '../../src/engine/store-port.js';
 import type { Message, TaskRecord } from '../../src/engine/task.js';
-import type { GuardedWrite, ListFilter, NewTask, TaskStore } from '../../src/store/port.js';
 
 /** A fixed epoch: the port takes every time as an argument, so the contract never reads a clock. */
 export const T0 = 1_700_000_000_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../../src/engine/errors.js';
 import type { TaskEvent } from '../../src/engine/events.js';
-import type { GuardedWrite } from '../../src/store/port.js';
+import type { GuardedWrite } from '../../src/engine/store-port.js';
 import { agentMessage, type Contract, HOUR, newTask, note, T0, userMessage } from './context.js';
 
 /** createTask, findByMessageId and guarded writes. */

@@ -8,6 +8,7 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import { isEngineError } from '../../engine/errors.js';
+import type { Refusal } from '../http/admission.js';
 
 /** The transport a call came over: errors of our own codes are built for it. */
 export type Transport = 'jsonrpc' | 'rest';
@@ -69,3 +70,9 @@ export const TASKHANDLE_ERROR_CODE = {
   /** HTTP 429: the caller has MAX_ACTIVE_TASKS unfinished tasks. */
   TOO_MANY_TASKS: -32053,
 } as const;
+
+/** How A2A words a request turned away before the protocol: the JSON-RPC code and google.rpc status. */
+export const REFUSAL_CODES: Record<Refusal['kind'], { code: number; restStatus: string }> = {
+  unauthenticated: { code: TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, restStatus: 'UNAUTHENTICATED' },
+  'rate-limited': { code: TASKHANDLE_ERROR_CODE.RATE_LIMITED, restStatus: 'RESOURCE_EXHAUSTED' },
+};

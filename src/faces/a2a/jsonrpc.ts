@@ -4,11 +4,11 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import type { Admission } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
-import type { Admission } from './admission.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { INTERNAL_MESSAGE } from './errors.js';
+import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { paramsProblem } from './params.js';
 import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
@@ -73,8 +73,8 @@ export function jsonRpcEndpoint(
     }
     const auth = await o.admit(req);
     if (!auth.ok) {
-      const { status, code, message, headers } = auth.refusal;
-      return sendJson(res, status, failure(null, code, message), headers);
+      const { status, kind, message, headers } = auth.refusal;
+      return sendJson(res, status, failure(null, REFUSAL_CODES[kind].code, message), headers);
     }
     let body: unknown;
     try {

@@ -6,6 +6,7 @@ import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { Admission } from '../http/admission.js';
 import {
   type BodyLimits,
   BodyRefused,
@@ -15,9 +16,8 @@ import {
   readBody,
 } from '../http/body.js';
 import { clientErrorOf } from '../http/http-error.js';
-import type { Admission } from './admission.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { INTERNAL_MESSAGE } from './errors.js';
+import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion } from './version.js';
 
@@ -53,7 +53,8 @@ export function restRouter(o: RestOptions): express.Router {
     }
     const auth = await o.admit(req);
     if (!auth.ok) {
-      const { status, code, restStatus, message, headers } = auth.refusal;
+      const { status, kind, message, headers } = auth.refusal;
+      const { code, restStatus } = REFUSAL_CODES[kind];
       // v1.0: google.rpc.Status, as the SDK writes its errors; v0.3: the JSON-RPC error object.
       res
         .status(status)

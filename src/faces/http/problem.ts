@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
 import type { EngineErrorCode } from '../../engine/errors.js';
-import type { Admission } from '../a2a/admission.js';
+import type { Admission } from './admission.js';
 import { BodyRefused, hasBody, readBody } from './body.js';
 
 /** The HTTP status of each engine error on the plain-HTTP faces (jobs, inbox). */

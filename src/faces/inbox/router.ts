@@ -6,8 +6,8 @@ import { approverNameOf, ownerKey, type Principal, sendPolicyOf } from '../../au
 import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
-import type { Admission } from '../a2a/admission.js';
 import type { Audit } from '../audit.js';
+import type { Admission } from '../http/admission.js';
 import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { admitted, bodyless, bodyProblem, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';

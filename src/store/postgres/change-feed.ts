@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { StoreChange } from '../../engine/store-port.js';
 import type { TaskState } from '../../engine/task.js';
-import type { StoreChange } from '../port.js';
 
 /**
  * What the statements of this adapter announce with `pg_notify(channel, notice)`: a word per field,

@@ -1,6 +1,6 @@
 import { EngineError } from '../../engine/errors.js';
 import { notifiesByDefault } from '../../engine/push.js';
-import type { NewTask, WriteResult } from '../port.js';
+import type { NewTask, WriteResult } from '../../engine/store-port.js';
 import { json, type TaskRow, toRecord } from '../rows.js';
 import type { Db } from './db.js';
 import { type Encoded, encode, logged, pushValues } from './params.js';

@@ -10,9 +10,6 @@ import {
   type PendingNotification,
   type PushConfig,
 } from '../../engine/push.js';
-import type { TaskRecord } from '../../engine/task.js';
-import { blobPieces } from '../blobs.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
 import type {
   ClaimedTask,
   GuardedWrite,
@@ -25,7 +22,10 @@ import type {
   TaskStamp,
   TaskStore,
   WriteResult,
-} from '../port.js';
+} from '../../engine/store-port.js';
+import type { TaskRecord } from '../../engine/task.js';
+import { blobPieces } from '../blobs.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import {
   type EventRow,
   json,

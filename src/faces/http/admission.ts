@@ -2,16 +2,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { RateLimiter } from '../../auth/rate-limiter.js';
-import { TASKHANDLE_ERROR_CODE } from './errors.js';
 
-/** Why a request is turned away before it reaches the protocol: its HTTP status, headers and error. */
+/**
+ * Why a request is turned away before it reaches a protocol: its kind, HTTP status, headers and
+ * message. Each face words it in its own shape (the A2A face maps `kind` to its error codes).
+ */
 export interface Refusal {
+  kind: 'unauthenticated' | 'rate-limited';
   status: 401 | 429;
   headers: Record<string, string>;
-  /** JSON-RPC error code (also the v0.3 REST body's code). */
-  code: number;
-  /** google.rpc status name of the v1.0 REST body. */
-  restStatus: 'UNAUTHENTICATED' | 'RESOURCE_EXHAUSTED';
   message: string;
 }
 
@@ -32,10 +31,9 @@ export function admission(
       return {
         ok: false,
         refusal: {
+          kind: 'unauthenticated',
           status: 401,
           headers: { 'WWW-Authenticate': auth.challenge },
-          code: TASKHANDLE_ERROR_CODE.UNAUTHENTICATED,
-          restStatus: 'UNAUTHENTICATED',
           message: auth.message,
         },
       };
@@ -48,10 +46,9 @@ export function admission(
     return {
       ok: false,
       refusal: {
+        kind: 'rate-limited',
         status: 429,
         headers: { 'Retry-After': String(retryAfterS) },
-        code: TASKHANDLE_ERROR_CODE.RATE_LIMITED,
-        restStatus: 'RESOURCE_EXHAUSTED',
         message: `Rate limited: too many requests; retry after ${retryAfterS} s`,
       },
     };
