@@ -172,7 +172,7 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
-    expect(refused.map((e: { code?: string }) => e.code)).toEqual(Array(15).fill('too-many-tasks'));
+    expect(refused.map((e: { name?: string }) => e.name)).toEqual(Array(15).fill('TooManyTasks'));
   });
 
   it('the same message sent to both instances at once makes one task', async () => {

@@ -18,6 +18,7 @@ import type {
   MessageKey,
   StoreChange,
   TaskStore,
+  TooManyTasks,
   WriteResult,
 } from './store-port.js';
 
@@ -205,25 +206,27 @@ export class Engine {
     const contextId = message.contextId || randomUUID();
     const ttlMs = Math.min(skill.ttlMs, this.#maxTtlMs);
     const stamped: Message = { ...message, taskId: id, contextId };
-    const { result, created } = await this.#store.createTask({
-      id,
-      contextId,
-      owner,
-      skill: skill.id,
-      input,
-      metadata,
-      createdAt: now,
-      expiresAt: now + ttlMs,
-      ttlMs,
-      pollIntervalMs: skill.pollIntervalMs,
-      messageId: message.messageId,
-      pushConfigs: push && [pushConfigFor(id, push, now)],
-      maxActive: this.#maxActiveTasks || undefined,
-      events: [
-        { kind: 'message', message: stamped },
-        { kind: 'status', state: 'submitted' },
-      ],
-    });
+    const { result, created } = await storeRefusals(
+      this.#store.createTask({
+        id,
+        contextId,
+        owner,
+        skill: skill.id,
+        input,
+        metadata,
+        createdAt: now,
+        expiresAt: now + ttlMs,
+        ttlMs,
+        pollIntervalMs: skill.pollIntervalMs,
+        messageId: message.messageId,
+        pushConfigs: push && [pushConfigFor(id, push, now)],
+        maxActive: this.#maxActiveTasks || undefined,
+        events: [
+          { kind: 'message', message: stamped },
+          { kind: 'status', state: 'submitted' },
+        ],
+      }),
+    );
     if (!created) return { kind: 'task', view: await this.get(owner, result.record.id), created };
     this.#publish(result);
     this.#queued();
@@ -401,7 +404,7 @@ export class Engine {
       pageToken: o.pageToken,
       now: this.now(),
     };
-    const page = await this.#store.listTasks({ ...filter, pageSize: o.pageSize });
+    const page = await storeRefusals(this.#store.listTasks({ ...filter, pageSize: o.pageSize }));
     const needLog = o.withArtifacts || o.historyLength !== 0;
     if (!needLog)
       return { views: page.records.map((r) => ({ record: r, artifacts: [], history: [] })), page };
@@ -606,6 +609,23 @@ function answeredBy(message: Message, name: string | undefined): Message {
   if (name !== undefined) return { ...message, metadata: { ...metadata, [ANSWERED_BY]: name } };
   if (!message.metadata) return message;
   return { ...message, metadata: Object.keys(metadata).length > 0 ? metadata : undefined };
+}
+
+/** The store port's refusals, as the engine tells its callers. */
+async function storeRefusals<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    const name = (err as { name?: unknown } | undefined)?.name;
+    if (name === 'TooManyTasks') {
+      throw new EngineError(
+        'too-many-tasks',
+        `You have ${(err as TooManyTasks).active} unfinished tasks, the most allowed; wait for one to end`,
+      );
+    }
+    if (name === 'InvalidPageToken') throw new EngineError('invalid-params', 'pageToken is not valid');
+    throw err;
+  }
 }
 
 /** See {@link Engine.version}. */

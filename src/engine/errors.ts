@@ -48,23 +48,3 @@ export class JobError extends Error {
 
 export const isJobError = (e: unknown): e is JobError =>
   typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'JobError';
-
-/**
- * A write would take its owner's stored artifact bytes past their quota (MAX_STORED_BYTES): the
- * store refused it whole, nothing was written. The job that made it fails with this message.
- */
-export class QuotaExceeded extends Error {
-  override readonly name = 'QuotaExceeded';
-  constructor(
-    readonly stored: number,
-    readonly adding: number,
-    readonly quota: number,
-  ) {
-    super(
-      `storing ${adding} more artifact bytes would take this principal to ${stored + adding} bytes, past its quota of ${quota} (MAX_STORED_BYTES): let older tasks expire, or ask the operator for more`,
-    );
-  }
-}
-
-export const isQuotaExceeded = (e: unknown): e is QuotaExceeded =>
-  typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'QuotaExceeded';

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { partBytes } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
-import { isJobError, isQuotaExceeded } from './errors.js';
+import { isJobError } from './errors.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
 import type { ClaimedTask } from './store-port.js';
+import { isQuotaExceeded } from './store-port.js';
 import type { Message, TaskRecord, TaskView } from './task.js';
 
 export interface RunnerOptions {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { partBytes, toBlobPart } from './artifacts.js';
 import { agentText, type Engine } from './engine.js';
-import { isQuotaExceeded, JobError } from './errors.js';
+import { JobError } from './errors.js';
 import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
+import { isQuotaExceeded } from './store-port.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
 
 /** Thrown by requestInput/ask when the answer is not there yet: the runner parks the task. */

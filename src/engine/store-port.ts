@@ -211,3 +211,41 @@ export interface TaskStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/*
+ * Refusals the port defines: an adapter reports these (and nothing of the engine's errors), the
+ * engine words them for its callers.
+ */
+
+/** The create would give the owner more than `maxActive` unfinished tasks: nothing was written. */
+export class TooManyTasks extends Error {
+  override readonly name = 'TooManyTasks';
+  constructor(readonly active: number) {
+    super(`the owner has ${active} unfinished tasks`);
+  }
+}
+
+/** A ListTasks pageToken that no page of this store gave. */
+export class InvalidPageToken extends Error {
+  override readonly name = 'InvalidPageToken';
+}
+
+/**
+ * A write would take its owner's stored artifact bytes past their quota (MAX_STORED_BYTES): the
+ * store refused it whole, nothing was written. The job that made it fails with this message.
+ */
+export class QuotaExceeded extends Error {
+  override readonly name = 'QuotaExceeded';
+  constructor(
+    readonly stored: number,
+    readonly adding: number,
+    readonly quota: number,
+  ) {
+    super(
+      `storing ${adding} more artifact bytes would take this principal to ${stored + adding} bytes, past its quota of ${quota} (MAX_STORED_BYTES): let older tasks expire, or ask the operator for more`,
+    );
+  }
+}
+
+export const isQuotaExceeded = (e: unknown): e is QuotaExceeded =>
+  typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'QuotaExceeded';

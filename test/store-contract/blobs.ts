@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isQuotaExceeded } from '../../src/engine/errors.js';
 import type { TaskEvent } from '../../src/engine/events.js';
-import { BLOB_PIECE_BYTES, type GuardedWrite } from '../../src/engine/store-port.js';
+import { BLOB_PIECE_BYTES, type GuardedWrite, isQuotaExceeded } from '../../src/engine/store-port.js';
 import { type Contract, HOUR, T0 } from './context.js';
 
 /** An artifact event whose one part is stored out of the log, with its content. */

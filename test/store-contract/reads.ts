@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../../src/engine/errors.js';
 import type { TaskEvent } from '../../src/engine/events.js';
 import { type Contract, note, T0 } from './context.js';
 
@@ -162,15 +161,14 @@ export function readContract(c: Contract): void {
       expect(filtered).toHaveLength(5);
     });
 
-    it('rejects an invalid pageToken with an EngineError invalid-params', async () => {
+    it("rejects an invalid pageToken with the port's InvalidPageToken", async () => {
       await create();
       for (const pageToken of ['not-a-token', '!!!', Buffer.from('abc:def').toString('base64url')]) {
         const error = await c.store.listTasks({ ...base, pageToken }).then(
           () => undefined,
           (e: unknown) => e,
         );
-        expect(isEngineError(error), `pageToken ${pageToken}`).toBe(true);
-        expect(error).toMatchObject({ code: 'invalid-params' });
+        expect(error, `pageToken ${pageToken}`).toMatchObject({ name: 'InvalidPageToken' });
       }
     });
   });

@@ -1,6 +1,6 @@
-import { EngineError } from '../../engine/errors.js';
 import { notifiesByDefault } from '../../engine/push.js';
 import type { NewTask, WriteResult } from '../../engine/store-port.js';
+import { TooManyTasks } from '../../engine/store-port.js';
 import { json, type TaskRow, toRecord } from '../rows.js';
 import type { Db } from './db.js';
 import { type Encoded, encode, logged, pushValues } from './params.js';
@@ -40,12 +40,7 @@ export async function createTask(
       await db.query(Q.forgetMessageId, [task.owner, task.messageId, row.id]);
       continue;
     }
-    if (outcome.kind === 'too-many') {
-      throw new EngineError(
-        'too-many-tasks',
-        `You have ${outcome.active} unfinished tasks, the most allowed; wait for one to end`,
-      );
-    }
+    if (outcome.kind === 'too-many') throw new TooManyTasks(outcome.active);
     // The message id was taken by a create that then failed, or was swept meanwhile: try again.
   }
   throw new Error(`createTask: message id ${task.messageId} kept changing hands`);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
   type DeliveryOutcome,
@@ -23,6 +22,7 @@ import type {
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
+import { QuotaExceeded } from '../../engine/store-port.js';
 import type { TaskRecord } from '../../engine/task.js';
 import { blobPieces } from '../blobs.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { EngineError, QuotaExceeded } from '../../engine/errors.js';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import {
   type DeliveryOutcome,
@@ -23,6 +22,7 @@ import type {
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
+import { QuotaExceeded, TooManyTasks } from '../../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
 import { blobPieces } from '../blobs.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
@@ -100,12 +100,7 @@ export class SqliteStore implements TaskStore {
         }) as {
           n: number;
         };
-        if (n >= task.maxActive) {
-          throw new EngineError(
-            'too-many-tasks',
-            `You have ${n} unfinished tasks, the most allowed; wait for one to end`,
-          );
-        }
+        if (n >= task.maxActive) throw new TooManyTasks(n);
       }
       const row = this.#q.insertTask.get({
         id: task.id,
