@@ -9,25 +9,15 @@ import {
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { LoggedEvent } from '../../engine/events.js';
 import type { Message, TaskState, TaskView } from '../../engine/task.js';
+import { STATE_NAMES } from '../states.js';
 import { HANDLE_EXTENSION_URI, handleOf } from './handle-extension.js';
 
 /** Conversions between the engine's records and the SDK's protocol objects. */
 
-const TO_SDK_STATE: Record<TaskState, SdkState> = {
-  submitted: SdkState.TASK_STATE_SUBMITTED,
-  working: SdkState.TASK_STATE_WORKING,
-  'input-required': SdkState.TASK_STATE_INPUT_REQUIRED,
-  'auth-required': SdkState.TASK_STATE_AUTH_REQUIRED,
-  completed: SdkState.TASK_STATE_COMPLETED,
-  failed: SdkState.TASK_STATE_FAILED,
-  canceled: SdkState.TASK_STATE_CANCELED,
-  rejected: SdkState.TASK_STATE_REJECTED,
-};
-
-export const toSdkState = (state: TaskState): SdkState => TO_SDK_STATE[state];
+export const toSdkState = (state: TaskState): SdkState => STATE_NAMES[state].a2a;
 
 export function fromSdkState(state: SdkState): TaskState | undefined {
-  for (const [ours, theirs] of Object.entries(TO_SDK_STATE)) if (theirs === state) return ours as TaskState;
+  for (const [ours, names] of Object.entries(STATE_NAMES)) if (names.a2a === state) return ours as TaskState;
   return undefined;
 }
 
@@ -51,7 +41,7 @@ export function toSdkTask(view: TaskView): SdkTask {
     id: r.id,
     contextId: r.contextId,
     status: {
-      state: TO_SDK_STATE[r.state],
+      state: toSdkState(r.state),
       message: r.statusMessage && toSdkMessage(r.statusMessage),
       timestamp: new Date(r.updatedAt).toISOString(),
     },
@@ -74,7 +64,7 @@ export function toStreamResponse(entry: LoggedEvent, contextId: string): StreamR
             taskId,
             contextId,
             status: {
-              state: TO_SDK_STATE[event.state],
+              state: toSdkState(event.state),
               message: event.message && toSdkMessage(event.message),
               timestamp,
             },

@@ -1,17 +1,7 @@
 import type { TaskRecord, TaskState, TaskView } from '../../engine/task.js';
+import { type JobStatus, STATE_NAMES } from '../states.js';
 
-/** The five statuses of /v1/jobs, each standing for one or more A2A task states. */
-export const JOB_STATUS = {
-  submitted: 'working',
-  working: 'working',
-  'input-required': 'input_required',
-  'auth-required': 'input_required',
-  completed: 'completed',
-  canceled: 'cancelled',
-  failed: 'failed',
-  rejected: 'failed',
-} as const satisfies Record<TaskState, string>;
-export type JobStatus = (typeof JOB_STATUS)[TaskState];
+export type { JobStatus };
 
 export const JOBS_PATH = '/v1/jobs';
 
@@ -36,7 +26,7 @@ export interface JobDocument {
 }
 
 export function jobDocument(r: TaskRecord): JobDocument {
-  const status = JOB_STATUS[r.state];
+  const status = STATE_NAMES[r.state].jobs;
   const text = (r.statusMessage?.parts ?? [])
     .map((p) => p.text ?? '')
     .filter(Boolean)

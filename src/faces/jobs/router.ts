@@ -10,8 +10,9 @@ import type { Audit } from '../audit.js';
 import type { Admission } from '../http/admission.js';
 import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { admitted, bodyless, principalOf, problem, STATUS_OF } from '../http/problem.js';
+import { STATE_NAMES } from '../states.js';
 import { sendArtifact } from './artifact-download.js';
-import { JOB_STATUS, jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
+import { jobDocument, jobPath, resultBody, resultPath, retryAfterS } from './document.js';
 import { jobEvents } from './events.js';
 import { IDEMPOTENCY_METADATA, InFlightKeys, KEY_PATTERN, messageIdOf, payloadHash } from './idempotency.js';
 import { OPENAPI } from './openapi.js';
@@ -310,7 +311,7 @@ export function jobsRouter(o: JobsOptions): express.Router {
       if (result.kind === 'answered') {
         const { receipt } = result;
         o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
-        res.json({ taskId: id, status: JOB_STATUS[receipt.state] });
+        res.json({ taskId: id, status: STATE_NAMES[receipt.state].jobs });
         return;
       }
       if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
