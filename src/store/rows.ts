@@ -1,6 +1,8 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
-import type { PushConfig } from '../engine/push.js';
+import type { PendingNotification, PushConfig } from '../engine/push.js';
+import type { ListPage, TaskStamp } from '../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../engine/task.js';
+import { encodeCursor } from './cursor.js';
 
 /**
  * The rows of both SQL adapters and their conversions to the engine's records: both schemas keep
@@ -115,4 +117,28 @@ export const toLogged = (taskId: string, e: EventRow): LoggedEvent => ({
   seq: e.seq,
   at: e.at,
   event: JSON.parse(e.payload) as TaskEvent,
+});
+
+/** A ListTasks page from the rows read for it (one more than `pageSize` says another page follows). */
+export function toPage(rows: readonly TaskRow[], pageSize: number, totalSize: number): ListPage {
+  const page = rows.slice(0, pageSize);
+  const last = page.at(-1);
+  const nextPageToken = rows.length > pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
+  return { records: page.map(toRecord), nextPageToken, totalSize };
+}
+
+export const toStamp = (r: { owner: string; last_seq: number; updated_at: number }): TaskStamp => ({
+  owner: r.owner,
+  lastSeq: r.last_seq,
+  updatedAt: r.updated_at,
+});
+
+/** A claimed notification; `r.attempts` must count the attempt it is claimed for. */
+export const toPendingNotification = (r: NotificationRow): PendingNotification => ({
+  taskId: r.task_id,
+  configId: r.config_id,
+  seq: r.seq,
+  createdAt: r.n_created_at,
+  attempts: r.attempts,
+  config: toPushConfig(r),
 });

@@ -25,7 +25,7 @@ import type {
 import { QuotaExceeded } from '../../engine/store-port.js';
 import type { TaskRecord } from '../../engine/task.js';
 import { blobPieces } from '../blobs.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor } from '../cursor.js';
 import {
   type EventRow,
   json,
@@ -33,8 +33,11 @@ import {
   type PushConfigRow,
   type TaskRow,
   toLogged,
+  toPage,
+  toPendingNotification,
   toPushConfig,
   toRecord,
+  toStamp,
 } from '../rows.js';
 import { ChangeFeed, notice } from './change-feed.js';
 import { createTask } from './create-task.js';
@@ -181,7 +184,7 @@ export class PostgresStore implements TaskStore {
       id,
       now,
     ]);
-    return row && { owner: row.owner, lastSeq: row.last_seq, updatedAt: row.updated_at };
+    return row && toStamp(row);
   }
 
   async getTaskWithLog(
@@ -222,10 +225,7 @@ export class PostgresStore implements TaskStore {
       ]),
       this.#db.one<{ total: number }>(Q.countTasks, where),
     ]);
-    const page = rows.slice(0, f.pageSize);
-    const last = page.at(-1);
-    const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
-    return { records: page.map(toRecord), nextPageToken, totalSize: count?.total ?? 0 };
+    return toPage(rows, f.pageSize, count?.total ?? 0);
   }
 
   async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
@@ -336,15 +336,8 @@ export class PostgresStore implements TaskStore {
 
   async claimNotifications(now: number, leaseMs: number, limit: number): Promise<PendingNotification[]> {
     const rows = await this.#db.query<NotificationRow>(Q.claimNotifications, [now, limit, now + leaseMs]);
-    return rows.map((r) => ({
-      taskId: r.task_id,
-      configId: r.config_id,
-      seq: r.seq,
-      createdAt: r.n_created_at,
-      // Counted by the claim itself: this attempt included.
-      attempts: r.attempts,
-      config: toPushConfig(r),
-    }));
+    // Counted by the claim itself: this attempt included.
+    return rows.map(toPendingNotification);
   }
 
   async settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void> {

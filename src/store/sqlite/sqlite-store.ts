@@ -25,7 +25,7 @@ import type {
 import { QuotaExceeded, TooManyTasks } from '../../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
 import { blobPieces } from '../blobs.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor } from '../cursor.js';
 import {
   type EventRow,
   json,
@@ -33,9 +33,12 @@ import {
   type PushConfigRow,
   type TaskRow,
   toLogged,
+  toPage,
+  toPendingNotification,
   toPushConfig,
   toPushConfigRow,
   toRecord,
+  toStamp,
 } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
@@ -172,7 +175,7 @@ export class SqliteStore implements TaskStore {
     const row = this.#q.getTaskStamp.get(id, now) as
       | { owner: string; last_seq: number; updated_at: number }
       | undefined;
-    return row && { owner: row.owner, lastSeq: row.last_seq, updatedAt: row.updated_at };
+    return row && toStamp(row);
   }
 
   async getTaskWithLog(
@@ -205,10 +208,7 @@ export class SqliteStore implements TaskStore {
       limit: f.pageSize + 1,
     }) as TaskRow[];
     const { total } = this.#q.countTasks.get(params) as { total: number };
-    const page = rows.slice(0, f.pageSize);
-    const last = page.at(-1);
-    const nextPageToken = rows.length > f.pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
-    return { records: page.map(toRecord), nextPageToken, totalSize: total };
+    return toPage(rows, f.pageSize, total);
   }
 
   async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
@@ -338,14 +338,8 @@ export class SqliteStore implements TaskStore {
           seq: r.seq,
           until: now + leaseMs,
         });
-        return {
-          taskId: r.task_id,
-          configId: r.config_id,
-          seq: r.seq,
-          createdAt: r.n_created_at,
-          attempts: r.attempts + 1,
-          config: toPushConfig(r),
-        };
+        // Read before the lease counted this attempt.
+        return toPendingNotification({ ...r, attempts: r.attempts + 1 });
       }),
     );
   }
