@@ -9,8 +9,9 @@ import {
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { LoggedEvent } from '../../engine/events.js';
 import type { Message, TaskState, TaskView } from '../../engine/task.js';
+import { handleOf } from '../handle.js';
 import { STATE_NAMES } from '../states.js';
-import { HANDLE_EXTENSION_URI, handleOf } from './handle-extension.js';
+import { HANDLE_EXTENSION_URI } from './handle-extension.js';
 
 /** Conversions between the engine's records and the SDK's protocol objects. */
 

@@ -1,6 +1,7 @@
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import { approverName } from '../../engine/grant.js';
 import type { TaskRecord } from '../../engine/task.js';
+import { messageText } from '../handle.js';
 
 /** One task waiting for the caller, as the inbox shows it. */
 export interface WaitingItem {
@@ -32,10 +33,7 @@ export function readableOwner(key: string): string {
 }
 
 export function toWaitingItem(record: TaskRecord, caller: Principal, now: number): WaitingItem {
-  const prompt = (record.statusMessage?.parts ?? [])
-    .map((p) => p.text ?? '')
-    .filter(Boolean)
-    .join('\n');
+  const prompt = messageText(record.statusMessage);
   return {
     id: record.id,
     skill: record.skill,

@@ -1,4 +1,5 @@
 import type { TaskRecord, TaskState, TaskView } from '../../engine/task.js';
+import { handleOf, messageText, type TaskHandle } from '../handle.js';
 import { type JobStatus, STATE_NAMES } from '../states.js';
 
 export type { JobStatus };
@@ -6,19 +7,13 @@ export type { JobStatus };
 export const JOBS_PATH = '/v1/jobs';
 
 /** The job document: the handle of a task as /v1/jobs shows it. */
-export interface JobDocument {
+export interface JobDocument extends TaskHandle {
   resultType: 'task';
   taskId: string;
   status: JobStatus;
   /** The A2A state behind `status` (e.g. `rejected` behind `failed`). */
   state: TaskState;
-  createdAt: string;
-  lastUpdatedAt: string;
-  expiresAt: string;
-  ttlMs: number;
-  pollIntervalMs: number;
   statusMessage?: string;
-  progress?: { percent?: number; message?: string };
   /** Why a failed job failed: `rejected` (refused by the agent or an approver) or `failed`. */
   reason?: 'failed' | 'rejected';
   /** Once completed: where the result is. */
@@ -27,22 +22,14 @@ export interface JobDocument {
 
 export function jobDocument(r: TaskRecord): JobDocument {
   const status = STATE_NAMES[r.state].jobs;
-  const text = (r.statusMessage?.parts ?? [])
-    .map((p) => p.text ?? '')
-    .filter(Boolean)
-    .join('\n');
+  const text = messageText(r.statusMessage);
   return {
     resultType: 'task',
     taskId: r.id,
     status,
     state: r.state,
-    createdAt: new Date(r.createdAt).toISOString(),
-    lastUpdatedAt: new Date(r.updatedAt).toISOString(),
-    expiresAt: new Date(r.expiresAt).toISOString(),
-    ttlMs: r.ttlMs,
-    pollIntervalMs: r.pollIntervalMs,
+    ...handleOf(r),
     ...(text ? { statusMessage: text } : {}),
-    ...(r.progress ? { progress: r.progress } : {}),
     ...(status === 'failed' ? { reason: r.state === 'rejected' ? 'rejected' : 'failed' } : {}),
     ...(status === 'completed' ? { result: resultPath(r.id) } : {}),
   };
