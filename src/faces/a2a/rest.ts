@@ -16,6 +16,7 @@ import {
   readBody,
 } from '../http/body.js';
 import { clientErrorOf } from '../http/http-error.js';
+import { keepAlive } from '../http/sse.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { problemOf, REST_BODIES } from './params.js';
@@ -242,17 +243,13 @@ function withRetryAfter(res: Response): void {
  */
 function withSseIds(res: ServerResponse, state: CallState, keepAliveMs: number): void {
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  let keepAlive: NodeJS.Timeout | undefined;
-  const stop = () => clearInterval(keepAlive);
-  res.once('close', stop);
+  let alive = false;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
     const sse = String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
     if (!sse || typeof chunk !== 'string') return write(chunk, ...rest);
-    if (!keepAlive) {
-      keepAlive = setInterval(() => {
-        if (!res.writableEnded) write(': keep-alive\n\n');
-      }, keepAliveMs);
-      keepAlive.unref();
+    if (!alive) {
+      alive = true;
+      keepAlive(res, keepAliveMs, write);
     }
     if (!chunk.startsWith('data: ')) return write(chunk, ...rest);
     let data = chunk;

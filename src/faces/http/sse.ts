@@ -8,21 +8,47 @@ const SSE_HEADERS = {
 } as const;
 
 /**
+ * Writes a keep-alive comment every `keepAliveMs` (so proxies keep an idle stream open) until the
+ * response closes or the returned function is called; `onTick` runs at each one too.
+ */
+export function keepAlive(
+  res: ServerResponse,
+  keepAliveMs: number,
+  write: (text: string) => unknown,
+  onTick?: () => void,
+): () => void {
+  const timer = setInterval(() => {
+    if (!res.writableEnded) write(': keep-alive\n\n');
+    onTick?.();
+  }, keepAliveMs);
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  res.once('close', stop);
+  return stop;
+}
+
+export interface SseOptions {
+  /** Headers besides the SSE ones (or replacing them: `Cache-Control`). */
+  headers?: Record<string, string>;
+  /** Runs at each keep-alive (a stream that also polls for changes). */
+  onKeepAlive?: () => void;
+}
+
+/**
  * One Server-Sent Events response: events carry an `id:` (the task log's sequence number) so a
  * client can resume with Last-Event-ID; a comment every `keepAliveMs` keeps proxies from closing
  * an idle stream. After the client has gone, writes are no-ops.
  */
 export class SseWriter {
   readonly #res: ServerResponse;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #stopKeepAlive: () => void;
   #closed = false;
 
-  constructor(res: ServerResponse, keepAliveMs: number, headers: Record<string, string> = {}) {
+  constructor(res: ServerResponse, keepAliveMs: number, o: SseOptions = {}) {
     this.#res = res;
-    res.writeHead(200, { ...SSE_HEADERS, ...headers });
+    res.writeHead(200, { ...SSE_HEADERS, ...o.headers });
     res.flushHeaders();
-    this.#timer = setInterval(() => this.#write(': keep-alive\n\n'), keepAliveMs);
-    this.#timer.unref();
+    this.#stopKeepAlive = keepAlive(res, keepAliveMs, (text) => this.#write(text), o.onKeepAlive);
     res.once('close', () => this.#stop());
   }
 
@@ -30,9 +56,15 @@ export class SseWriter {
     return this.#closed;
   }
 
-  /** Writes one event; returns false once the client has gone. */
-  send(data: unknown, id?: number): boolean {
-    return this.#write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`);
+  /** Writes one event (of type `event`, when given); returns false once the client has gone. */
+  send(data: unknown, id?: number, event?: string): boolean {
+    const head = `${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}`;
+    return this.#write(`${head}data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Writes a comment line (clients ignore it; it shows the stream is alive). */
+  comment(text: string): boolean {
+    return this.#write(`: ${text}\n\n`);
   }
 
   /** Resolves once the client has taken what was written (or has gone): await it between events. */
@@ -53,7 +85,7 @@ export class SseWriter {
 
   #stop(): void {
     this.#closed = true;
-    clearInterval(this.#timer);
+    this.#stopKeepAlive();
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { SseWriter } from '../http/sse.js';
 
 /** How long a burst of state changes is gathered into one look at the caller's list. */
 const DEBOUNCE_MS = 100;
@@ -23,30 +24,27 @@ export interface ChangeStreamOptions {
  * Everything is released when the client goes or the server stops.
  */
 export function changeStream(res: ServerResponse, o: ChangeStreamOptions): void {
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream',
-    'Cache-Control': 'no-store',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-  let closed = false;
   let seq = 0;
   let last: string | undefined;
   let pending: NodeJS.Timeout | undefined;
   let checking = false;
-  const write = (text: string) => {
-    if (!closed && !res.writableEnded) res.write(text);
+  const nudge = () => {
+    pending ??= setTimeout(check, DEBOUNCE_MS);
   };
+  // Each keep-alive also looks at the list again: changes made by another instance are heard so.
+  const sse = new SseWriter(res, o.keepAliveMs, {
+    headers: { 'Cache-Control': 'no-store' },
+    onKeepAlive: nudge,
+  });
   const check = async () => {
     pending = undefined;
-    if (closed || checking) return;
+    if (sse.closed || checking) return;
     checking = true;
     try {
       const now = await o.snapshot();
       if (last !== undefined && now !== last) {
         seq += 1;
-        write(`id: ${seq}\nevent: changed\ndata: ${JSON.stringify({ at: Date.now() })}\n\n`);
+        sse.send({ at: Date.now() }, seq, 'changed');
       }
       last = now;
     } catch {
@@ -55,26 +53,18 @@ export function changeStream(res: ServerResponse, o: ChangeStreamOptions): void 
       checking = false;
     }
   };
-  const nudge = () => {
-    pending ??= setTimeout(check, DEBOUNCE_MS);
-  };
   const unsubscribe = o.onStatus(nudge);
-  const keepAlive = setInterval(() => {
-    write(': keep-alive\n\n');
-    nudge();
-  }, o.keepAliveMs);
-  keepAlive.unref();
+  let released = false;
   const release = () => {
-    if (closed) return;
-    closed = true;
+    if (released) return;
+    released = true;
     unsubscribe();
-    clearInterval(keepAlive);
     clearTimeout(pending);
     o.shutdown.removeEventListener('abort', end);
   };
   const end = () => {
     release();
-    if (!res.writableEnded) res.end();
+    sse.end();
   };
   res.once('close', release);
   if (o.shutdown.aborted) {
@@ -83,5 +73,5 @@ export function changeStream(res: ServerResponse, o: ChangeStreamOptions): void 
   }
   o.shutdown.addEventListener('abort', end, { once: true });
   // The first look only sets the baseline (the page fetches its list itself once connected).
-  void check().then(() => write(': connected\n\n'));
+  void check().then(() => sse.comment('connected'));
 }
