@@ -4,7 +4,7 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
-import type { Admission } from '../http/admission.js';
+import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
@@ -13,18 +13,10 @@ import { paramsProblem } from './params.js';
 import type { TaskJsonCache } from './task-json.js';
 import { type ProtocolVersion, requestedVersion } from './version.js';
 
-export interface JsonRpcOptions {
+export interface JsonRpcOptions extends FaceOptions {
   handler: A2ARequestHandler;
   /** v1.0 GetTask results as JSON text, for the poll fast path. */
   tasks: TaskJsonCache;
-  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
-  admit: (req: IncomingMessage) => Promise<Admission>;
-  maxBodyBytes: number;
-  /** MAX_JSON_DEPTH: bodies nested deeper are refused before they are parsed. */
-  maxJsonDepth: number;
-  keepAliveMs: number;
-  /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
-  shutdown: AbortSignal;
   logger: Logger;
 }
 

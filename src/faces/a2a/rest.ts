@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
 import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
@@ -6,7 +6,7 @@ import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { Admission } from '../http/admission.js';
+import type { FaceOptions } from '../http/admission.js';
 import {
   type BodyLimits,
   BodyRefused,
@@ -22,15 +22,10 @@ import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion } from './version.js';
 
-export interface RestOptions extends BodyLimits {
+export interface RestOptions extends FaceOptions {
   handler: A2ARequestHandler;
-  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
-  admit: (req: IncomingMessage) => Promise<Admission>;
   /** Where internal failures are logged (callers get no detail of them). */
   logger: Logger;
-  keepAliveMs: number;
-  /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
-  shutdown: AbortSignal;
 }
 
 /**

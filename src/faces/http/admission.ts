@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { RateLimiter } from '../../auth/rate-limiter.js';
+import type { BodyLimits } from './body.js';
 
 /**
  * Why a request is turned away before it reaches a protocol: its kind, HTTP status, headers and
@@ -53,4 +54,14 @@ export function admission(
       },
     };
   };
+}
+
+/** What every HTTP face is built with: who may call, body limits, streams' keep-alive and shutdown. */
+export interface FaceOptions extends BodyLimits {
+  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
+  admit: (req: IncomingMessage) => Promise<Admission>;
+  /** SSE keep-alive comment interval. */
+  keepAliveMs: number;
+  /** Aborted at shutdown: waits answer with the task as it stands, streams end. */
+  shutdown: AbortSignal;
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import { z } from 'zod';
 import { approverNameOf, ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
@@ -7,8 +6,8 @@ import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import type { Audit } from '../audit.js';
-import type { Admission } from '../http/admission.js';
-import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import type { FaceOptions } from '../http/admission.js';
+import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { admitted, bodyless, bodyProblem, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
@@ -17,14 +16,10 @@ import { toWaitingItem } from './waiting.js';
 
 export const INBOX_PATH = '/inbox';
 
-export interface InboxOptions extends BodyLimits {
+export interface InboxOptions extends FaceOptions {
   engine: Engine;
-  /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
-  admit: (req: IncomingMessage) => Promise<Admission>;
   /** Every answer is audited, as over the API. */
   audit: Audit;
-  keepAliveMs: number;
-  shutdown: AbortSignal;
 }
 
 /** How many waiting tasks one page lists. */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ownerKey, sendPolicyOf } from '../../auth/principal.js';
@@ -7,8 +6,8 @@ import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part, type TaskRecord, type TaskView } from '../../engine/task.js';
 import type { Audit } from '../audit.js';
-import type { Admission } from '../http/admission.js';
-import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import type { FaceOptions } from '../http/admission.js';
+import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { admitted, bodyless, principalOf, problem, STATUS_OF } from '../http/problem.js';
 import { STATE_NAMES } from '../states.js';
 import { sendArtifact } from './artifact-download.js';
@@ -19,12 +18,9 @@ import { OPENAPI } from './openapi.js';
 import { parsePrefer } from './prefer.js';
 import { singleFile } from './result.js';
 
-export interface JobsOptions extends BodyLimits {
+export interface JobsOptions extends FaceOptions {
   engine: Engine;
-  admit: (req: IncomingMessage) => Promise<Admission>;
   audit: Audit;
-  keepAliveMs: number;
-  shutdown: AbortSignal;
 }
 
 const NewJob = z.strictObject({ skill: z.string().min(1).max(200), input: z.unknown().optional() });
