@@ -306,6 +306,18 @@ describe('/v1/jobs: tasks as HTTP 202 Accepted jobs', () => {
     expect(replayed.at(-1)?.data.job.status).toBe('completed');
   });
 
+  it('events follow a job through input_required in one stream, to its end', async () => {
+    const { body } = await post('approval', { action: 'Ship it' });
+    const id = body.taskId as string;
+    const stream = await openSse(`${agent.url}/v1/jobs/${id}/events`, { headers: agent.credentials });
+    await pollUntil(id, 'input_required');
+    await call('alice', 'POST', `/v1/jobs/${id}:input`, { body: { data: { decision: 'approve' } } });
+    const events = await stream.rest(15_000);
+    const statuses = events.map((e) => e.data.job.status);
+    expect(statuses).toContain('input_required');
+    expect(statuses.at(-1)).toBe('completed');
+  });
+
   it('serves an OpenAPI 3.1 document that declares every answer the tests saw', async () => {
     const res = await fetch(`${agent.url}/v1/openapi.json`);
     expect(res.status).toBe(200);

@@ -83,6 +83,12 @@ export interface StreamOptions {
   afterSeq?: number;
   /** Refuse a task that is already terminal (SubscribeToTask without a resume point). */
   requireActive?: boolean;
+  /**
+   * When the stream ends: `settled` (default), after a status that is terminal or waits for the
+   * caller (A2A, spec 11.7); `terminal`, only at the end (a stream that follows a task through its
+   * waits, as /v1/jobs events do).
+   */
+  until?: 'settled' | 'terminal';
   signal: AbortSignal;
 }
 
@@ -502,10 +508,11 @@ export class Engine {
    */
   async *stream(owner: string, id: string, o: StreamOptions): AsyncGenerator<StreamItem> {
     const wait = waitForEvents(this.#hub, id, o.signal);
+    const ends = o.until === 'terminal' ? isTerminal : settled;
     try {
-      const view = await this.get(owner, id);
       let cursor: number;
       if (o.afterSeq === undefined) {
+        const view = await this.get(owner, id);
         if (o.requireActive && isTerminal(view.record.state)) {
           throw new EngineError(
             'unsupported-operation',
@@ -516,8 +523,10 @@ export class Engine {
         if (isTerminal(view.record.state)) return;
         cursor = view.record.lastSeq;
       } else {
+        // A resume reads the record alone: the log is replayed from the resume point, not folded.
+        const record = await this.record(owner, id);
         // A resume after the last event of an ended task has nothing to wait for.
-        if (isTerminal(view.record.state) && o.afterSeq >= view.record.lastSeq) return;
+        if (isTerminal(record.state) && o.afterSeq >= record.lastSeq) return;
         cursor = o.afterSeq;
       }
       while (!o.signal.aborted) {
@@ -529,7 +538,7 @@ export class Engine {
         for (const entry of batch) {
           cursor = entry.seq;
           yield { kind: 'event', entry };
-          if (entry.event.kind === 'status' && settled(entry.event.state)) return;
+          if (entry.event.kind === 'status' && ends(entry.event.state)) return;
         }
       }
     } finally {

@@ -1,6 +1,5 @@
 import type { Response } from 'express';
 import type { Engine } from '../../engine/engine.js';
-import { isTerminal } from '../../engine/task.js';
 import { SseWriter } from '../http/sse.js';
 import { jobDocument } from './document.js';
 
@@ -24,27 +23,24 @@ export async function jobEvents(res: Response, o: JobEventsOptions): Promise<voi
   const gone = new AbortController();
   res.once('close', () => gone.abort());
   const signal = AbortSignal.any([gone.signal, o.shutdown]);
-  let cursor = o.afterSeq;
   try {
-    for (;;) {
-      let ended = false;
-      for await (const item of o.engine.stream(o.owner, o.id, { afterSeq: cursor, signal })) {
+    for await (const item of o.engine.stream(o.owner, o.id, {
+      afterSeq: o.afterSeq,
+      until: 'terminal',
+      signal,
+    })) {
+      if (item.kind === 'task') {
+        sse.send({ seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record) }, item.seq);
+      } else {
         // The record alone: a replay of a long log must not fold the whole log once per event.
         const record = await o.engine.record(o.owner, o.id);
-        if (item.kind === 'task') {
-          cursor = item.seq;
-          sse.send({ seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record) }, item.seq);
-        } else {
-          cursor = item.entry.seq;
-          sse.send({ seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record) }, cursor);
-        }
-        // A client that does not read holds the stream here, not in the server's memory.
-        await sse.drained();
-        if (isTerminal(record.state) && (cursor ?? 0) >= record.lastSeq) ended = true;
+        sse.send(
+          { seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record) },
+          item.entry.seq,
+        );
       }
-      if (ended || signal.aborted) break;
-      const now = await o.engine.record(o.owner, o.id);
-      if (isTerminal(now.state) && (cursor ?? 0) >= now.lastSeq) break;
+      // A client that does not read holds the stream here, not in the server's memory.
+      await sse.drained();
     }
   } catch {
     // The task vanished (expired) or the store closed mid-stream: the stream just ends.
