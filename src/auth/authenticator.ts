@@ -20,15 +20,15 @@ export interface AuthenticatorOptions {
  * refused.
  */
 export class Authenticator {
-  readonly #o: AuthenticatorOptions;
+  readonly #options: AuthenticatorOptions;
 
   constructor(options: AuthenticatorOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /** Anonymous use: no authentication configured. */
   get anonymous(): boolean {
-    return !this.#o.apiKeys && !this.#o.jwt;
+    return !this.#options.apiKeys && !this.#options.jwt;
   }
 
   async authenticate(headers: IncomingHttpHeaders): Promise<AuthResult> {
@@ -42,23 +42,23 @@ export class Authenticator {
         : 'no credentials';
       return this.#refuse(`${sent}; send ${this.#expected()}`, undefined);
     }
-    if (bearer.startsWith(API_KEY_PREFIX) && this.#o.apiKeys) return this.#byKey(bearer);
-    if (!this.#o.jwt) return this.#refuse('unknown API key', 'invalid_token');
-    const verified = await this.#o.jwt.verify(bearer);
+    if (bearer.startsWith(API_KEY_PREFIX) && this.#options.apiKeys) return this.#byKey(bearer);
+    if (!this.#options.jwt) return this.#refuse('unknown API key', 'invalid_token');
+    const verified = await this.#options.jwt.verify(bearer);
     return 'reason' in verified
       ? this.#refuse(verified.reason, 'invalid_token')
       : { ok: true, principal: verified };
   }
 
   #byKey(key: string): AuthResult {
-    const principal = this.#o.apiKeys?.find(key);
+    const principal = this.#options.apiKeys?.find(key);
     return principal ? { ok: true, principal } : this.#refuse('unknown API key', 'invalid_token');
   }
 
   #expected(): string {
     const ways = [];
-    if (this.#o.apiKeys) ways.push('an API key (X-API-Key or Authorization: Bearer)');
-    if (this.#o.jwt) ways.push('a JWT (Authorization: Bearer)');
+    if (this.#options.apiKeys) ways.push('an API key (X-API-Key or Authorization: Bearer)');
+    if (this.#options.jwt) ways.push('a JWT (Authorization: Bearer)');
     return ways.join(' or ');
   }
 

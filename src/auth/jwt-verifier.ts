@@ -33,14 +33,14 @@ const CLOCK_TOLERANCE_S = 30;
 
 /** Verifies bearer JWTs: signature (against the JWKS), issuer, audience, expiry, not-before. */
 export class JwtVerifier {
-  readonly #o: JwtOptions;
+  readonly #options: JwtOptions;
   #keys: JWTVerifyGetKey;
   /** A local file's mtime, inode and size when read; rotated keys are picked up without a restart. */
   #fileSignature = '';
   #checkedAt = 0;
 
   constructor(o: JwtOptions) {
-    this.#o = o;
+    this.#options = o;
     if (o.jwksUrl) this.#keys = createRemoteJWKSet(new URL(o.jwksUrl));
     else if (o.jwksFile) this.#keys = this.#readFile(o.jwksFile);
     else throw new Error('a JWKS URL or file is required');
@@ -55,8 +55,8 @@ export class JwtVerifier {
 
   /** Rereads a changed local JWKS file; a file that became unreadable keeps the keys read before. */
   #refresh(): void {
-    const file = this.#o.jwksFile;
-    const now = (this.#o.clock ?? Date.now)();
+    const file = this.#options.jwksFile;
+    const now = (this.#options.clock ?? Date.now)();
     if (!file || now - this.#checkedAt < FILE_CHECK_MS) return;
     this.#checkedAt = now;
     try {
@@ -73,8 +73,8 @@ export class JwtVerifier {
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.#keys, {
-        issuer: this.#o.issuer,
-        audience: this.#o.audience,
+        issuer: this.#options.issuer,
+        audience: this.#options.audience,
         clockTolerance: CLOCK_TOLERANCE_S,
         // A bearer token without an expiry would be a credential for ever (RFC 9068 requires exp).
         requiredClaims: ['exp'],
@@ -82,15 +82,15 @@ export class JwtVerifier {
     } catch (err) {
       return { reason: describe(err) };
     }
-    const id = payload[this.#o.principalClaim];
-    const tenant = payload[this.#o.tenantClaim];
+    const id = payload[this.#options.principalClaim];
+    const tenant = payload[this.#options.tenantClaim];
     if (typeof id !== 'string' || id === '')
-      return { reason: `the token has no ${this.#o.principalClaim} claim` };
+      return { reason: `the token has no ${this.#options.principalClaim} claim` };
     if (typeof tenant !== 'string' || tenant === '')
-      return { reason: `the token has no ${this.#o.tenantClaim} claim` };
-    const skills = this.#o.skillsClaim ? payload[this.#o.skillsClaim] : undefined;
+      return { reason: `the token has no ${this.#options.tenantClaim} claim` };
+    const skills = this.#options.skillsClaim ? payload[this.#options.skillsClaim] : undefined;
     if (skills !== undefined && !(Array.isArray(skills) && skills.every((x) => typeof x === 'string'))) {
-      return { reason: `the token's ${this.#o.skillsClaim} claim is not a list of skill ids` };
+      return { reason: `the token's ${this.#options.skillsClaim} claim is not a list of skill ids` };
     }
     return { id, tenant, via: 'jwt', ...(skills ? { skills: new Set(skills as string[]) } : {}) };
   }

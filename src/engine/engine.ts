@@ -457,8 +457,8 @@ export class Engine {
       }
       await this.#store.requestCancel(id);
       for (const listener of this.#cancelListeners) listener(id);
-      const settled = await this.waitUntil(id, (s) => isTerminal(s), this.#cancelGraceMs);
-      if (!isTerminal(settled.state)) {
+      const after = await this.waitUntil(id, isTerminal, this.#cancelGraceMs);
+      if (!isTerminal(after.state)) {
         const message = agentText(id, record.contextId, 'Canceled by request (the job did not stop in time)');
         await this.#commit({
           taskId: id,

@@ -15,16 +15,16 @@ export interface SweeperOptions {
  * task as not found; the sweeper reclaims the space.
  */
 export class Sweeper {
-  readonly #o: SweeperOptions;
+  readonly #options: SweeperOptions;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<number> | undefined;
 
   constructor(options: SweeperOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.sweep(), this.#o.intervalMs);
+    this.#timer = setInterval(() => void this.sweep(), this.#options.intervalMs);
     this.#timer.unref();
   }
 
@@ -37,7 +37,7 @@ export class Sweeper {
   }
 
   async #pass(): Promise<number> {
-    const { store, batch, clock, logger } = this.#o;
+    const { store, batch, clock, logger } = this.#options;
     let total = 0;
     try {
       for (;;) {

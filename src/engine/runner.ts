@@ -40,7 +40,7 @@ interface Running {
  * lease is lost is aborted and can write nothing more.
  */
 export class Runner {
-  readonly #o: RunnerOptions;
+  readonly #options: RunnerOptions;
   readonly #running = new Map<string, Running>();
   readonly #unlisten: (() => void)[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -52,11 +52,11 @@ export class Runner {
   #stopped: Promise<void> | undefined;
 
   constructor(options: RunnerOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   start(): void {
-    const { engine, pollMs, logger } = this.#o;
+    const { engine, pollMs, logger } = this.#options;
     this.#unlisten.push(engine.onQueued(() => this.wake()));
     this.#unlisten.push(engine.onCancelRequested((id) => this.#running.get(id)?.controller.abort('cancel')));
     this.#timer = setInterval(() => {
@@ -81,7 +81,7 @@ export class Runner {
       return;
     }
     this.#claiming = this.#claimOnce()
-      .catch((err: unknown) => this.#o.logger.error({ err }, 'claiming tasks failed'))
+      .catch((err: unknown) => this.#options.logger.error({ err }, 'claiming tasks failed'))
       .finally(() => {
         this.#claiming = undefined;
         if (this.#again) {
@@ -92,9 +92,9 @@ export class Runner {
   }
 
   async #claimOnce(): Promise<void> {
-    const free = this.#o.concurrency - this.#running.size;
+    const free = this.#options.concurrency - this.#running.size;
     if (free <= 0) return;
-    const { engine, workerId, leaseMs } = this.#o;
+    const { engine, workerId, leaseMs } = this.#options;
     const claimed = await engine.store.claim(workerId, engine.now(), leaseMs, free);
     for (const c of claimed) {
       engine.publish(c);
@@ -107,7 +107,7 @@ export class Runner {
     const controller = new AbortController();
     const done = this.#execute(claim, controller)
       .catch((err: unknown) =>
-        this.#o.logger.error({ err, taskId: claim.record.id }, 'job bookkeeping failed'),
+        this.#options.logger.error({ err, taskId: claim.record.id }, 'job bookkeeping failed'),
       )
       .finally(() => {
         this.#running.delete(claim.record.id);
@@ -117,7 +117,7 @@ export class Runner {
   }
 
   async #execute(claim: ClaimedTask, controller: AbortController): Promise<void> {
-    const { engine, logger } = this.#o;
+    const { engine, logger } = this.#options;
     const { record, leaseToken } = claim;
     const log = logger.child({ taskId: record.id, skill: record.skill, attempt: record.attempts });
     const finish = (
@@ -145,7 +145,7 @@ export class Runner {
       return;
     }
     if (claim.interrupted) {
-      if (record.interruptions > this.#o.maxInterruptions) {
+      if (record.interruptions > this.#options.maxInterruptions) {
         log.error({ interruptions: record.interruptions }, 'task keeps interrupting its runner; failing it');
         await finish(
           'failed',
@@ -179,14 +179,14 @@ export class Runner {
         if (this.#halted) return;
         const now = engine.now();
         engine.store
-          .renewLease(record.id, leaseToken, now, now + this.#o.leaseMs)
+          .renewLease(record.id, leaseToken, now, now + this.#options.leaseMs)
           .then((lease) => {
             if (!lease.held) controller.abort('lease-lost' satisfies AbortReason);
             else if (lease.cancelRequested) controller.abort('cancel' satisfies AbortReason);
           })
           .catch((err: unknown) => log.error({ err }, 'lease renewal failed'));
       },
-      Math.max(50, Math.floor(this.#o.leaseMs / 3)),
+      Math.max(50, Math.floor(this.#options.leaseMs / 3)),
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
@@ -244,7 +244,7 @@ export class Runner {
    * later answer already queued it.
    */
   async #requeueIfAnswered(record: TaskRecord, asked: number): Promise<void> {
-    const { engine } = this.#o;
+    const { engine } = this.#options;
     const view = await engine.get(record.owner, record.id);
     const answers = view.history.filter((m) => m.role === 'ROLE_USER').length - 1;
     if (answers < asked) return;

@@ -68,7 +68,7 @@ const LEASE_MARGIN_MS = 5000;
  * the POST and its record means one repeat, with the same notification id: delivery is at least once.
  */
 export class PushDispatcher {
-  readonly #o: DispatcherOptions;
+  readonly #options: DispatcherOptions;
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #pumping = false;
@@ -76,11 +76,11 @@ export class PushDispatcher {
   #stopped = false;
 
   constructor(options: DispatcherOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   start(): void {
-    this.#timer = setInterval(() => this.nudge(), this.#o.pollMs);
+    this.#timer = setInterval(() => this.nudge(), this.#options.pollMs);
     this.#timer.unref();
     this.nudge();
   }
@@ -114,15 +114,19 @@ export class PushDispatcher {
     try {
       do {
         this.#again = false;
-        const room = this.#o.concurrency - this.#inFlight.size;
+        const room = this.#options.concurrency - this.#inFlight.size;
         if (room <= 0) break;
-        const now = this.#o.clock();
-        const due = await this.#o.store.claimNotifications(now, this.#o.timeoutMs + LEASE_MARGIN_MS, room);
+        const now = this.#options.clock();
+        const due = await this.#options.store.claimNotifications(
+          now,
+          this.#options.timeoutMs + LEASE_MARGIN_MS,
+          room,
+        );
         for (const n of due) this.#track(this.#deliver(n));
         if (due.length === room) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (err) {
-      this.#o.logger.error({ err }, 'push: claiming notifications failed');
+      this.#options.logger.error({ err }, 'push: claiming notifications failed');
     } finally {
       this.#pumping = false;
     }
@@ -147,19 +151,19 @@ export class PushDispatcher {
     };
     try {
       const outcome = await this.#attempt(n, id);
-      await this.#o.store.settleNotification(n, outcome);
-      if (outcome.kind === 'delivered') this.#o.logger.debug(log, 'push: delivered');
+      await this.#options.store.settleNotification(n, outcome);
+      if (outcome.kind === 'delivered') this.#options.logger.debug(log, 'push: delivered');
       else if (outcome.kind === 'retry')
-        this.#o.logger.info({ ...log, error: outcome.error, retryAt: outcome.at }, 'push: will retry');
-      else this.#o.logger.warn({ ...log, error: outcome.error }, 'push: dead-lettered');
+        this.#options.logger.info({ ...log, error: outcome.error, retryAt: outcome.at }, 'push: will retry');
+      else this.#options.logger.warn({ ...log, error: outcome.error }, 'push: dead-lettered');
     } catch (err) {
       // Left leased: it becomes due again when the lease runs out.
-      this.#o.logger.error({ ...log, err }, 'push: delivery failed unexpectedly');
+      this.#options.logger.error({ ...log, err }, 'push: delivery failed unexpectedly');
     }
   }
 
   async #attempt(n: PendingNotification, id: string): Promise<DeliveryOutcome> {
-    const o = this.#o;
+    const o = this.#options;
     const now = o.clock();
     const found = await o.store.getTaskWithLog(n.taskId, now);
     // Progress events are not part of the view's log: read the entry itself then.

@@ -57,22 +57,22 @@ const MAX_PAGE_SIZE = 100;
  */
 export class EngineRequestHandler implements A2ARequestHandler {
   readonly #engine: Engine;
-  readonly #o: HandlerOptions;
+  readonly #options: HandlerOptions;
 
   constructor(options: HandlerOptions) {
     this.#engine = options.engine;
-    this.#o = options;
+    this.#options = options;
   }
 
   async getAgentCard(): Promise<AgentCard> {
-    return this.#o.card();
+    return this.#options.card();
   }
 
   async getAuthenticatedExtendedAgentCard(
     _p: GetExtendedAgentCardRequest,
     context: ServerCallContext,
   ): Promise<AgentCard> {
-    const extended = this.#o.extendedCard();
+    const extended = this.#options.extendedCard();
     // Callers reach this only authenticated (or anonymous when no authentication is configured).
     if (!extended || callState(context).principal.via === 'anonymous') {
       throw new ExtendedAgentCardNotConfiguredError(
@@ -102,7 +102,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       const returnImmediately = params.configuration?.returnImmediately ?? version === '0.3';
       let view = result.view;
       if (!returnImmediately && !settled(view.record.state)) {
-        await this.#engine.waitUntil(view.record.id, settled, this.#o.blockingTimeoutMs, state.signal);
+        await this.#engine.waitUntil(view.record.id, settled, this.#options.blockingTimeoutMs, state.signal);
         view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
       } else if (historyLength !== undefined) {
         view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
@@ -201,7 +201,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const { owner, principal } = callState(context);
     const id = requireId(params.id);
     const task = await this.#guard(async () => toSdkTask(await this.#engine.cancel(owner, id)));
-    this.#o.audit('cancel', principal, id);
+    this.#options.audit('cancel', principal, id);
     return task;
   }
 
@@ -210,10 +210,10 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
     const { owner, version, principal } = callState(context);
-    const config = toNewPushConfig(params, version, this.#o.pushPolicy, this.#o.secrets);
+    const config = toNewPushConfig(params, version, this.#options.pushPolicy, this.#options.secrets);
     const taskId = requireId(params.taskId);
     const stored = await this.#guard(() => this.#engine.push.put(owner, taskId, config));
-    this.#o.audit('push-config-set', principal, taskId);
+    this.#options.audit('push-config-set', principal, taskId);
     return toSdkPushConfig(stored);
   }
 
@@ -245,26 +245,26 @@ export class EngineRequestHandler implements A2ARequestHandler {
     if (!params.id) throw new RequestMalformedError('push notification config id is required');
     const taskId = requireId(params.taskId);
     await this.#guard(() => this.#engine.push.delete(owner, taskId, params.id));
-    this.#o.audit('push-config-delete', principal, taskId);
+    this.#options.audit('push-config-delete', principal, taskId);
   }
 
   /** A send made a task, or gave a message to one (retries of a delivered message change nothing). */
   #audited(principal: Principal, params: SendMessageRequest, result: SendResult): void {
     if (result.kind === 'answered') {
       const { taskId, answeredBy } = result.receipt;
-      this.#o.audit('input', principal, taskId, { grant: 'approver', approver: answeredBy });
+      this.#options.audit('input', principal, taskId, { grant: 'approver', approver: answeredBy });
       return;
     }
     if (result.kind !== 'task') return;
     const taskId = result.view.record.id;
-    if (result.created) this.#o.audit('create', principal, taskId);
-    else if (params.message?.taskId) this.#o.audit('input', principal, taskId, { grant: 'owner' });
+    if (result.created) this.#options.audit('create', principal, taskId);
+    else if (params.message?.taskId) this.#options.audit('input', principal, taskId, { grant: 'owner' });
   }
 
   /** The webhook a send may carry in its configuration. */
   #inlinePush(params: SendMessageRequest, version: string) {
     const config = params.configuration?.taskPushNotificationConfig;
-    return config && toNewPushConfig(config, version, this.#o.pushPolicy, this.#o.secrets);
+    return config && toNewPushConfig(config, version, this.#options.pushPolicy, this.#options.secrets);
   }
 
   /**
@@ -318,7 +318,9 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
   /** An internal failure (the store unreachable, a bug) is logged here; the caller sees no detail of it. */
   #protocolError(err: unknown, transport?: Transport): unknown {
-    return toProtocolError(err, transport, (cause) => this.#o.logger.error({ err: cause }, 'internal error'));
+    return toProtocolError(err, transport, (cause) =>
+      this.#options.logger.error({ err: cause }, 'internal error'),
+    );
   }
 }
 
