@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { sendPolicyOf } from '../../auth/principal.js';
+import { isEngineError } from '../../engine/errors.js';
+import { isTerminal, type Part } from '../../engine/task.js';
+import { principalOf } from '../http/problem.js';
+import { type Handler, Refused } from '../http/route.js';
+import { STATE_NAMES } from '../states.js';
+import { jobDocument } from './document.js';
+import type { JobsOptions } from './options.js';
+import { jsonBody, ownerOf, sendDocument } from './respond.js';
+
+const Answer = z.union([z.strictObject({ text: z.string().min(1) }), z.strictObject({ data: z.unknown() })]);
+
+/**
+ * Cancels a job. DELETE asks for the job to stop: a finished one already has (200 with its
+ * document); POST `:cancel` says it is too late (409).
+ */
+async function cancel(o: JobsOptions, res: Response, id: string, method: 'post' | 'delete'): Promise<void> {
+  const owner = ownerOf(res);
+  const current = await o.engine.record(owner, id);
+  if (isTerminal(current.state)) {
+    if (method === 'delete') {
+      sendDocument(res, current);
+      return;
+    }
+    throw new Refused(409, `Job ${id} is ${jobDocument(current).status} and cannot be cancelled`);
+  }
+  const view = await o.engine.cancel(owner, id);
+  o.audit('cancel', principalOf(res), id);
+  sendDocument(res, view.record);
+}
+
+/** `DELETE /v1/jobs/{id}`. */
+export const deleteJob =
+  (o: JobsOptions): Handler =>
+  (req, res) =>
+    cancel(o, res, String(req.params.id), 'delete');
+
+/**
+ * `POST /v1/jobs/{id}:cancel` and `{id}:input` (AIP-136 custom methods): one path segment, split at
+ * its last colon. An answer comes from the owner or an approver the waiting task names; an approver
+ * gets the receipt only.
+ */
+export const jobMethod =
+  (o: JobsOptions): Handler =>
+  async (req, res) => {
+    const target = String(req.params.target);
+    const at = target.lastIndexOf(':');
+    const id = target.slice(0, at);
+    const verb = at < 0 ? '' : target.slice(at + 1);
+    if (verb === 'cancel') return cancel(o, res, id, 'post');
+    if (verb !== 'input') throw new Refused(404, 'No such job method: use {id}:cancel or {id}:input');
+    const parsed = Answer.safeParse(await jsonBody(req, o));
+    if (!parsed.success) throw new Refused(400, 'Send {"text": string} or {"data": ...}');
+    const owner = ownerOf(res);
+    const principal = principalOf(res);
+    // The owner is told why a job takes no input; to anyone else, the engine answers (an approver's
+    // grant, or not found).
+    const current = await o.engine.record(owner, id).catch((err: unknown) => {
+      if (isEngineError(err) && err.code === 'task-not-found') return undefined;
+      throw err; // a store failure is the caller's 500, not a "not yours"
+    });
+    if (current && jobDocument(current).status !== 'input_required') {
+      throw new Refused(409, `Job ${id} is ${jobDocument(current).status}; it waits for no input`);
+    }
+    const part: Part = 'text' in parsed.data ? { text: parsed.data.text } : { data: parsed.data.data };
+    const result = await o.engine.send(
+      owner,
+      { messageId: randomUUID(), role: 'ROLE_USER', taskId: id, parts: [part] },
+      undefined,
+      undefined,
+      sendPolicyOf(principal),
+    );
+    // An approver (not the owner) gets the receipt only: the job itself is not theirs to read.
+    if (result.kind === 'answered') {
+      const { receipt } = result;
+      o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
+      res.json({ taskId: id, status: STATE_NAMES[receipt.state].jobs });
+      return;
+    }
+    if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
+    o.audit('input', principal, id, { grant: 'owner' });
+    sendDocument(res, result.view.record);
+  };

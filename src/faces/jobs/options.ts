@@ -1,0 +1,9 @@
+import type { Engine } from '../../engine/engine.js';
+import type { Audit } from '../audit.js';
+import type { FaceOptions } from '../http/admission.js';
+
+/** What the /v1/jobs face is built with. */
+export interface JobsOptions extends FaceOptions {
+  engine: Engine;
+  audit: Audit;
+}
