@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { z } from 'zod';
-import { approverNameOf, ownerKey, type Principal, sendPolicyOf } from '../../auth/principal.js';
+import { approverNameOf, ownerKey, type Principal } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
 import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
+import { answerTask } from '../answer.js';
 import type { Audit } from '../audit.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
@@ -107,23 +107,9 @@ export function inboxRouter(o: InboxOptions): express.Router {
         : [{ data: { decision: answer.decision, ...(answer.comment ? { comment: answer.comment } : {}) } }];
     const id = String(req.params.id);
     try {
-      const result = await o.engine.send(
-        ownerKey(principal),
-        { messageId: randomUUID(), role: 'ROLE_USER', taskId: id, parts },
-        undefined,
-        undefined,
-        sendPolicyOf(principal),
-      );
-      if (result.kind === 'answered') {
-        // An approver learns the receipt's state and nothing else of the task.
-        const { receipt } = result;
-        o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
-        res.json({ id, state: receipt.state });
-        return;
-      }
-      if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
-      o.audit('input', principal, id, { grant: 'owner' });
-      res.json({ id, state: result.view.record.state });
+      const answered = await answerTask(o.engine, o.audit, principal, id, parts);
+      // An approver learns the receipt's state and nothing else of the task.
+      res.json({ id, state: answered.grant === 'approver' ? answered.receipt.state : answered.record.state });
     } catch (err) {
       if (!isEngineError(err)) throw err;
       problem(res, STATUS_OF[err.code], err.message);

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { sendPolicyOf } from '../../auth/principal.js';
 import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part } from '../../engine/task.js';
+import { answerTask } from '../answer.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { STATE_NAMES } from '../states.js';
@@ -66,21 +65,11 @@ export const jobMethod =
       throw new Refused(409, `Job ${id} is ${jobDocument(current).status}; it waits for no input`);
     }
     const part: Part = 'text' in parsed.data ? { text: parsed.data.text } : { data: parsed.data.data };
-    const result = await o.engine.send(
-      owner,
-      { messageId: randomUUID(), role: 'ROLE_USER', taskId: id, parts: [part] },
-      undefined,
-      undefined,
-      sendPolicyOf(principal),
-    );
+    const answered = await answerTask(o.engine, o.audit, principal, id, [part]);
     // An approver (not the owner) gets the receipt only: the job itself is not theirs to read.
-    if (result.kind === 'answered') {
-      const { receipt } = result;
-      o.audit('input', principal, id, { grant: 'approver', approver: receipt.answeredBy });
-      res.json({ taskId: id, status: STATE_NAMES[receipt.state].jobs });
+    if (answered.grant === 'approver') {
+      res.json({ taskId: id, status: STATE_NAMES[answered.receipt.state].jobs });
       return;
     }
-    if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
-    o.audit('input', principal, id, { grant: 'owner' });
-    sendDocument(res, result.view.record);
+    sendDocument(res, answered.record);
   };
