@@ -107,6 +107,12 @@ const FOLLOW_UP_RETRIES = 3;
 /**
  * The task engine: the only code that changes tasks on behalf of callers. It knows no protocol,
  * no HTTP and no SQL; faces call it, the store persists it, the runner executes what it queues.
+ *
+ * @example
+ *   const engine = new Engine({ store, hub: new EventHub(), skills, maxTtlMs, cancelGraceMs: 5000 });
+ *   const sent = await engine.send(owner, message);            // a task handle, at once
+ *   const view = await engine.get(owner, taskId);              // poll it (another owner: not found)
+ *   for await (const item of engine.stream(owner, taskId, { signal })) render(item);
  */
 export class Engine {
   readonly #store: TaskStore;

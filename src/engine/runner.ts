@@ -38,6 +38,11 @@ interface Running {
  * Claims runnable tasks under a lease and runs their skills, at most one execution per task:
  * the claim is a guarded write, every write of the job carries the lease token, and a job whose
  * lease is lost is aborted and can write nothing more.
+ *
+ * @example
+ *   const runner = new Runner({ engine, workerId, concurrency: 16, leaseMs: 30_000, pollMs: 1000, maxInterruptions: 3, logger });
+ *   runner.start();                 // claims at once on each submit, and every pollMs
+ *   await runner.stop(10_000);      // lets jobs finish, then releases the rest for takeover
  */
 export class Runner {
   readonly #options: RunnerOptions;

@@ -128,7 +128,14 @@ export type StoreChange =
   /** Changes may have gone unheard (the connection that hears them dropped): re-read what you watch. */
   | { kind: 'missed' };
 
-/** The persistence port of the engine. Every adapter must pass test/store-contract.ts unchanged. */
+/**
+ * The persistence port of the engine: what it needs of a store, which adapters implement (SQLite,
+ * PostgreSQL). Every adapter must pass test/store-contract.ts unchanged.
+ *
+ * @example
+ *   const store: TaskStore = new SqliteStore({ path: './data/taskhandle.db' });
+ *   storeContract('my-store', async () => new MyStore());   // test/store-contract.ts
+ */
 export interface TaskStore {
   /**
    * Inserts the task and its events atomically, or returns the task that (owner, messageId) already
