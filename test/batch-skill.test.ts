@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isEngineError } from '../src/engine/errors.js';
+import { isEngineError, JobError } from '../src/engine/errors.js';
 import { BUILTIN_OPERATIONS, batchSkill, defineOperation } from '../src/skills/batch.js';
 import {
   artifactText,
@@ -32,7 +32,7 @@ function probedOperations() {
       probe.maxActive = Math.max(probe.maxActive, probe.active);
       try {
         await sleep(item.ms, undefined, { signal });
-        if (item.fail) throw new Error(`item ${item.n} is bad`);
+        if (item.fail) throw new JobError(`item ${item.n} is bad`);
         return item.n * 2;
       } finally {
         probe.active--;
@@ -56,7 +56,15 @@ function probedOperations() {
       );
     },
   });
-  return { probe, operations: { ...BUILTIN_OPERATIONS, slow, hold } };
+  /** An operation with a bug: what the runtime says of it must not reach the caller. */
+  const buggy = defineOperation({
+    description: 'reads a field of nothing',
+    input: z.object({ n: z.number() }),
+    async run(item) {
+      return (undefined as unknown as { of: Record<number, string> }).of[item.n];
+    },
+  });
+  return { probe, operations: { ...BUILTIN_OPERATIONS, slow, hold, buggy } };
 }
 
 let h: Harness;
@@ -132,6 +140,13 @@ describe('batch skill', () => {
     const failed = await waitForState(h.engine, id, 'failed');
     expect(textOf(failed.statusMessage)).toBe('All 2 items failed (see results); items[0]: item 1 is bad');
     expect((await outputs(id)).lines).toHaveLength(2);
+  });
+
+  it("an item an operation fails by a bug reads as an unexpected failure, not the runtime's message", async () => {
+    const id = await run({ operation: 'buggy', items: [{ n: 1 }] });
+    await waitForState(h.engine, id, 'failed');
+    const { lines } = await outputs(id);
+    expect(lines).toEqual([{ index: 0, ok: false, error: 'the operation failed unexpectedly on this item' }]);
   });
 
   it('stopOnError stops at the first failure and starts nothing after it', async () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
+import { isJobError, JobError } from '../engine/errors.js';
 import { type AnySkill, defineSkill, type SkillContext, type SkillOutcome } from '../engine/skill.js';
 
 /**
@@ -19,7 +20,10 @@ import { type AnySkill, defineSkill, type SkillContext, type SkillOutcome } from
 export interface BatchOperation<T = unknown> {
   description: string;
   input: z.ZodType<T>;
-  /** The item's result; must serialize to JSON. A throw (or rejection) fails this item only. */
+  /**
+   * The item's result; must serialize to JSON. A throw (or rejection) fails this item only: a
+   * JobError's message is the item's error, anything else (a bug) reads as an unexpected failure.
+   */
   run(item: T, signal: AbortSignal): Promise<unknown>;
 }
 
@@ -132,7 +136,7 @@ export const BUILTIN_OPERATIONS: Record<string, BatchOperation> = {
       const out: Record<string, unknown> = {};
       for (const [name, path] of Object.entries(item.fields)) {
         const found = pick(item.value, path);
-        if (!found.found) throw new Error(`missing field "${path}"`);
+        if (!found.found) throw new JobError(`missing field "${path}"`);
         out[name] = found.value;
       }
       return out;
@@ -331,7 +335,8 @@ function errorText(err: unknown): string {
     const issue = err.issues[0];
     return `invalid item${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message}`;
   }
-  return err instanceof Error ? err.message : String(err);
+  // An item is the caller's data: a runtime message about it would show the server's internals.
+  return isJobError(err) ? err.message : 'the operation failed unexpectedly on this item';
 }
 
 /**
