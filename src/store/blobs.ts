@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../engine/events.js';
-import { BLOB_PIECE_BYTES } from '../engine/store-port.js';
+import { BLOB_PIECE_BYTES, type GuardedWrite, QuotaExceeded } from '../engine/store-port.js';
 
 /** One stored piece of a blob part: the `piece`-th of part `part` of event `seq`. */
 export interface BlobPiece {
@@ -36,4 +36,13 @@ export function blobPieces(
   if (next !== blobs.length)
     throw new Error(`the write carries ${blobs.length} blobs for ${next} blob parts`);
   return pieces;
+}
+
+/**
+ * Refuses a write whose artifact bytes took its owner's total (`total`, this write's bytes included)
+ * past its quota. Thrown inside the write's transaction, so the refused write, its bytes included,
+ * rolls back; the owner row's lock makes the total exact however many writers race.
+ */
+export function refuseOverQuota(total: number, { bytes, quota }: NonNullable<GuardedWrite['storage']>): void {
+  if (quota !== undefined && quota > 0 && total > quota) throw new QuotaExceeded(total - bytes, bytes, quota);
 }

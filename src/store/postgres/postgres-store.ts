@@ -22,9 +22,8 @@ import type {
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
-import { QuotaExceeded } from '../../engine/store-port.js';
 import type { TaskRecord } from '../../engine/task.js';
-import { blobPieces } from '../blobs.js';
+import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
 import {
   type EventRow,
@@ -368,9 +367,11 @@ export class PostgresStore implements TaskStore {
 /** Adds a write's artifact bytes to its owner's total; past the quota, throws (the transaction rolls back). */
 async function addStoredBytes(
   client: Queryable,
-  { owner, bytes, quota }: NonNullable<GuardedWrite['storage']>,
+  storage: NonNullable<GuardedWrite['storage']>,
 ): Promise<void> {
-  const { rows } = await client.query<{ bytes: number }>({ ...Q.addStoredBytes, values: [owner, bytes] });
-  const total = Number(rows[0]?.bytes ?? 0);
-  if (quota !== undefined && quota > 0 && total > quota) throw new QuotaExceeded(total - bytes, bytes, quota);
+  const { rows } = await client.query<{ bytes: number }>({
+    ...Q.addStoredBytes,
+    values: [storage.owner, storage.bytes],
+  });
+  refuseOverQuota(Number(rows[0]?.bytes ?? 0), storage);
 }

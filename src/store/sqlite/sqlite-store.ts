@@ -22,9 +22,9 @@ import type {
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
-import { QuotaExceeded, TooManyTasks } from '../../engine/store-port.js';
+import { TooManyTasks } from '../../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
-import { blobPieces } from '../blobs.js';
+import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
 import {
   type EventRow,
@@ -289,10 +289,10 @@ export class SqliteStore implements TaskStore {
 
   async deleteExpired(now: number, limit: number): Promise<number> {
     return this.#writes.run(() => {
-      const ids = (this.#q.expired.all(now, limit) as { id: string }[]).map((r) => r.id);
-      for (const id of ids) {
-        const usage = this.#q.expiredUsage.get(id) as { owner: string; stored_bytes: number };
-        if (usage.stored_bytes > 0) this.#q.addStoredBytes.run(usage.owner, -usage.stored_bytes);
+      const doomed = this.#q.expired.all(now, limit) as { id: string; owner: string; stored_bytes: number }[];
+      for (const { id, owner, stored_bytes } of doomed) {
+        // Its artifact bytes leave its owner's total.
+        if (stored_bytes > 0) this.#q.addStoredBytes.get(owner, -stored_bytes);
         this.#q.deleteBlobPieces.run(id);
         this.#q.deleteEvents.run(id);
         this.#q.deleteMessageIds.run(id);
@@ -300,7 +300,7 @@ export class SqliteStore implements TaskStore {
         this.#q.deleteNotifications.run(id);
         this.#q.deleteTask.run(id);
       }
-      return ids.length;
+      return doomed.length;
     });
   }
 
@@ -387,12 +387,9 @@ export class SqliteStore implements TaskStore {
   }
 
   /** Adds a write's artifact bytes to its owner's total, refusing it past the quota. */
-  #addStoredBytes({ owner, bytes, quota }: NonNullable<GuardedWrite['storage']>): void {
-    if (quota !== undefined && quota > 0) {
-      const stored = (this.#q.storedBytes.get(owner) as { bytes: number } | undefined)?.bytes ?? 0;
-      if (stored + bytes > quota) throw new QuotaExceeded(stored, bytes, quota);
-    }
-    this.#q.addStoredBytes.run(owner, bytes);
+  #addStoredBytes(storage: NonNullable<GuardedWrite['storage']>): void {
+    const { bytes } = this.#q.addStoredBytes.get(storage.owner, storage.bytes) as { bytes: number };
+    refuseOverQuota(bytes, storage);
   }
 
   /** Recounts the task's webhooks in its row (one statement: the count comes back with RETURNING). */

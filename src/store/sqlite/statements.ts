@@ -20,10 +20,9 @@ const SQL = {
   getOwnTask: 'SELECT * FROM tasks WHERE id = ? AND expires_at > ? AND owner = ?',
   insertBlobPiece: 'INSERT INTO blob_pieces (task_id, seq, part, piece, data) VALUES (?, ?, ?, ?, ?)',
   readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = ? AND seq = ? AND part = ? AND piece = ?',
-  storedBytes: 'SELECT bytes FROM owner_usage WHERE owner = ?',
+  // The owner's new total comes back: the write checks its quota against it (and rolls back past it).
   addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES (?, ?)
-    ON CONFLICT (owner) DO UPDATE SET bytes = max(0, bytes + excluded.bytes)`,
-  expiredUsage: 'SELECT owner, stored_bytes FROM tasks WHERE id = ?',
+    ON CONFLICT (owner) DO UPDATE SET bytes = max(0, bytes + excluded.bytes) RETURNING bytes`,
   deleteBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = ?',
   getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
   // Counts at most @limit rows: the cost follows the limit, not the owner's history.
@@ -78,7 +77,7 @@ const SQL = {
   releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
     WHERE id = ? AND lease_token = ?`,
   requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = ?',
-  expired: 'SELECT id FROM tasks WHERE expires_at <= ? LIMIT ?',
+  expired: 'SELECT id, owner, stored_bytes FROM tasks WHERE expires_at <= ? LIMIT ?',
   waiting: `SELECT * FROM tasks WHERE state = 'input-required' AND expires_at > @now
       AND (owner = @owner OR (@name IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @name)))
     ORDER BY updated_at LIMIT @limit`,
