@@ -30,6 +30,7 @@ import { clientErrorOf } from './faces/http/http-error.js';
 import { InFlight } from './faces/http/in-flight.js';
 import { problem } from './faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from './faces/inbox/router.js';
+import { artifactPath } from './faces/jobs/document.js';
 import { jobsRouter } from './faces/jobs/router.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SecretBox } from './push/secret-box.js';
@@ -117,8 +118,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxStoredBytes: config.MAX_STORED_BYTES,
     },
     // Absolute, as callers of every face fetch it; the base is known once the server listens.
-    artifactUrl: (taskId, artifactId) =>
-      `${baseUrl}/v1/jobs/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`,
+    artifactUrl: (taskId, artifactId) => `${baseUrl}${artifactPath(taskId, artifactId)}`,
   });
   const runner = new Runner({
     engine,

@@ -7,6 +7,7 @@ import { SkillRegistry } from '../src/engine/registry.js';
 import { Runner, type RunnerOptions } from '../src/engine/runner.js';
 import type { AnySkill } from '../src/engine/skill.js';
 import type { Message, TaskRecord, TaskState } from '../src/engine/task.js';
+import { artifactPath } from '../src/faces/jobs/document.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { waitFor } from './helpers.js';
 
@@ -49,6 +50,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     limits: o.limits,
     cancelGraceMs: o.cancelGraceMs ?? 10_000,
     clock: o.clock,
+    artifactUrl: artifactPath,
   });
   const runners: Runner[] = [];
   return {

@@ -7,6 +7,7 @@ import { EventHub } from '../src/engine/events.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import type { Runner, RunnerOptions } from '../src/engine/runner.js';
 import type { StoreChange } from '../src/engine/store-port.js';
+import { artifactPath } from '../src/faces/jobs/document.js';
 import { MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { call, logger, OWNER, startRunner, submit, textOf, waitForState } from './engine-harness.js';
@@ -34,6 +35,7 @@ async function instance(): Promise<Instance> {
     skills: new SkillRegistry(t.skills, 'quick'),
     maxTtlMs: 86_400_000,
     cancelGraceMs: 60_000,
+    artifactUrl: artifactPath,
   });
   const runners: Runner[] = [];
   const node: Instance = {

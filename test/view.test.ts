@@ -3,6 +3,9 @@ import type { LoggedEvent, TaskEvent } from '../src/engine/events.js';
 import type { Message, TaskRecord } from '../src/engine/task.js';
 import { foldView } from '../src/engine/view.js';
 
+/** Where these views would link a stored artifact (none of them has one). */
+const link = (taskId: string, artifactId: string) => `/files/${taskId}/${artifactId}`;
+
 const record = (statusMessage?: Message): TaskRecord => ({
   id: 't',
   contextId: 'c',
@@ -50,6 +53,8 @@ describe('foldView', () => {
         chunk('b', 'y', false),
         chunk('c', 'first chunk appended to nothing', true),
       ]),
+      undefined,
+      link,
     );
     expect(view.artifacts.map((a) => [a.artifactId, a.parts.map((p) => p.text)])).toEqual([
       ['a', ['1', '2']],
@@ -69,9 +74,9 @@ describe('foldView', () => {
       { kind: 'status', state: 'completed', message: final },
     ]);
     const ids = (h: Message[]) => h.map((m) => m.messageId);
-    expect(ids(foldView(record(final), log).history)).toEqual(['ask', 'prompt', 'answer']);
-    expect(ids(foldView(record(final), log, 2).history)).toEqual(['prompt', 'answer']);
-    expect(foldView(record(final), log, 0).history).toEqual([]);
-    expect(ids(foldView(record(final), log, 10).history)).toEqual(['ask', 'prompt', 'answer']);
+    expect(ids(foldView(record(final), log, undefined, link).history)).toEqual(['ask', 'prompt', 'answer']);
+    expect(ids(foldView(record(final), log, 2, link).history)).toEqual(['prompt', 'answer']);
+    expect(foldView(record(final), log, 0, link).history).toEqual([]);
+    expect(ids(foldView(record(final), log, 10, link).history)).toEqual(['ask', 'prompt', 'answer']);
   });
 });

@@ -1,7 +1,6 @@
 import { type ArtifactFileInfo, fileInfo, fromBlobPart, type LocatedBlob, partContent } from './artifacts.js';
 import type { LoggedEvent } from './events.js';
-import type { TaskStore } from './store-port.js';
-import { BLOB_PIECE_BYTES } from './store-port.js';
+import { BLOB_PIECE_BYTES, type TaskStore } from './store-port.js';
 import type { Artifact, Part } from './task.js';
 
 /** An artifact as one file: what it is called and holds, and its bytes read a piece at a time. */
@@ -21,12 +20,13 @@ export function artifactFile(store: TaskStore, taskId: string, artifact: Artifac
     for (const part of artifact.parts) {
       if (offset >= end) return;
       const blob = part.blob as LocatedBlob | undefined;
-      const size = blob ? blob.size : partContent(part).length;
+      const inline = blob ? undefined : partContent(part);
+      const size = blob ? blob.size : (inline as Buffer).length;
       const from = Math.max(start - offset, 0);
       const to = Math.min(end - offset, size);
       if (from < to) {
-        if (!blob) yield partContent(part).subarray(from, to);
-        else yield* readBlob(store, taskId, blob, from, to);
+        if (inline) yield inline.subarray(from, to);
+        else if (blob) yield* readBlob(store, taskId, blob, from, to);
       }
       offset += size;
     }

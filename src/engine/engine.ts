@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ArtifactFile, artifactFile, withContent as readContent } from './artifact-reader.js';
 import { type ArtifactLink, foldArtifacts } from './artifacts.js';
-import { EngineError } from './errors.js';
+import { EngineError, isEngineError } from './errors.js';
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
 import { type AnswerReceipt, type Grant, grantOf, receiptOf } from './grant.js';
 import { uuidv7 } from './ids.js';
@@ -12,6 +12,8 @@ import {
   refuseOverfullHistory,
   viewBytes,
 } from './limits.js';
+import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
+import type { SkillRegistry } from './registry.js';
 import type {
   GuardedWrite,
   ListPage,
@@ -21,11 +23,6 @@ import type {
   TooManyTasks,
   WriteResult,
 } from './store-port.js';
-
-export type { EngineLimits } from './limits.js';
-
-import { type NewPushConfig, PushConfigs, pushConfigFor } from './push-configs.js';
-import type { SkillRegistry } from './registry.js';
 import {
   ANSWERED_BY,
   canTransition,
@@ -36,8 +33,10 @@ import {
   type TaskState,
   type TaskView,
 } from './task.js';
-import { DEFAULT_ARTIFACT_LINK, foldView } from './view.js';
+import { foldView } from './view.js';
 import { waitForEvents } from './wait.js';
+
+export type { EngineLimits } from './limits.js';
 
 export interface EngineOptions {
   store: TaskStore;
@@ -53,8 +52,8 @@ export interface EngineOptions {
   /** Unfinished tasks an owner may have at once; 0 for no limit. */
   maxActiveTasks?: number;
   limits?: Partial<EngineLimits>;
-  /** Where views link large artifacts (the download route, as callers reach it). */
-  artifactUrl?: ArtifactLink;
+  /** Where views link large artifacts: the download route, as callers reach it (a face's to say). */
+  artifactUrl: ArtifactLink;
 }
 
 /** What a caller may do, as its identity says. */
@@ -109,7 +108,7 @@ const FOLLOW_UP_RETRIES = 3;
  * no HTTP and no SQL; faces call it, the store persists it, the runner executes what it queues.
  *
  * @example
- *   const engine = new Engine({ store, hub: new EventHub(), skills, maxTtlMs, cancelGraceMs: 5000 });
+ *   const engine = new Engine({ store, hub: new EventHub(), skills, maxTtlMs, cancelGraceMs: 5000, artifactUrl });
  *   const sent = await engine.send(owner, message);            // a task handle, at once
  *   const view = await engine.get(owner, taskId);              // poll it (another owner: not found)
  *   for await (const item of engine.stream(owner, taskId, { signal })) render(item);
@@ -144,7 +143,7 @@ export class Engine {
     this.#newTaskId = options.newTaskId ?? uuidv7;
     this.#maxActiveTasks = options.maxActiveTasks ?? 0;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.artifactUrl = options.artifactUrl ?? DEFAULT_ARTIFACT_LINK;
+    this.artifactUrl = options.artifactUrl;
     this.push = new PushConfigs(this.#store, this.now);
     this.#store.watch((change) => this.#heard(change));
   }
@@ -316,7 +315,7 @@ export class Engine {
   async #refuseFull(record: TaskRecord, message: Message, grant: Grant): Promise<void> {
     const found = await this.#store.getTaskWithLog(record.id, this.now(), record.owner);
     if (!found) throw notFound(record.id);
-    const { history } = foldView(found.record, found.log);
+    const { history } = foldView(found.record, found.log, undefined, this.artifactUrl);
     try {
       if (history.length >= this.limits.maxHistoryMessages) {
         throw new EngineError(
@@ -423,8 +422,12 @@ export class Engine {
     const views: TaskView[] = [];
     let bytes = 0;
     for (const r of page.records) {
-      const view = await this.get(owner, r.id, o.historyLength).catch(() => undefined);
-      if (!view) continue; // expired since the page was read
+      const view = await this.get(owner, r.id, o.historyLength).catch((err: unknown) => {
+        // Expired since the page was read: left out. Any other failure is the caller's error.
+        if (isEngineError(err) && err.code === 'task-not-found') return undefined;
+        throw err;
+      });
+      if (!view) continue;
       const shown = o.withArtifacts ? view : { ...view, artifacts: [] };
       views.push(shown);
       bytes += viewBytes(shown);

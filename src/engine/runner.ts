@@ -4,8 +4,7 @@ import { agentText, type Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
-import type { ClaimedTask } from './store-port.js';
-import { isQuotaExceeded } from './store-port.js';
+import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
 import type { Message, TaskRecord, TaskView } from './task.js';
 
 export interface RunnerOptions {

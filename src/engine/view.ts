@@ -2,10 +2,6 @@ import { type ArtifactLink, foldArtifacts, shownArtifact } from './artifacts.js'
 import type { LoggedEvent } from './events.js';
 import type { Message, TaskRecord, TaskView } from './task.js';
 
-/** Where views link large artifacts when no face says (tests, internal reads): the jobs route. */
-export const DEFAULT_ARTIFACT_LINK: ArtifactLink = (taskId, artifactId) =>
-  `/v1/jobs/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`;
-
 /**
  * Folds a task's log into what callers see: artifacts (chunks appended in order, a non-append
  * update replacing the artifact) and history (the caller's messages and the agent's status
@@ -14,8 +10,8 @@ export const DEFAULT_ARTIFACT_LINK: ArtifactLink = (taskId, artifactId) =>
 export function foldView(
   record: TaskRecord,
   log: readonly LoggedEvent[],
-  historyLength?: number,
-  link: ArtifactLink = DEFAULT_ARTIFACT_LINK,
+  historyLength: number | undefined,
+  link: ArtifactLink,
 ): TaskView {
   let history: Message[] = [];
   for (const { event } of log) {
@@ -42,7 +38,7 @@ export function viewAt(
   record: TaskRecord,
   log: readonly LoggedEvent[],
   seq: number,
-  link?: ArtifactLink,
+  link: ArtifactLink,
 ): TaskView {
   const upTo = log.filter((entry) => entry.seq <= seq);
   let { state, statusMessage, updatedAt } = record;

@@ -5,7 +5,7 @@ import type { LoggedEvent } from '../engine/events.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification } from '../engine/push.js';
 import type { TaskStore } from '../engine/store-port.js';
 import type { TaskView } from '../engine/task.js';
-import { DEFAULT_ARTIFACT_LINK, viewAt } from '../engine/view.js';
+import { viewAt } from '../engine/view.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { SecretBox } from './secret-box.js';
 import type { SigningKeys } from './signing-keys.js';
@@ -23,7 +23,7 @@ export interface DispatcherOptions {
   keys: SigningKeys;
   render: RenderNotification;
   /** Where notifications link large artifacts (their content is never put in a body). */
-  artifactUrl?: ArtifactLink;
+  artifactUrl: ArtifactLink;
   policy: AddressPolicy;
   /** Opens the webhooks' sealed tokens and credentials, to send them. */
   secrets: SecretBox;
@@ -174,7 +174,7 @@ export class PushDispatcher {
     const { body, contentType } = o.render(
       n.config.format,
       viewAt(found.record, found.log, n.seq, o.artifactUrl),
-      linkedEntry(entry, o.artifactUrl ?? DEFAULT_ARTIFACT_LINK),
+      linkedEntry(entry, o.artifactUrl),
     );
     const url = new URL(n.config.url);
     url.hash = ''; // the fragment is ours (see push-config), never sent

@@ -37,6 +37,9 @@ export function jobDocument(r: TaskRecord): JobDocument {
 
 export const jobPath = (id: string): string => `${JOBS_PATH}/${encodeURIComponent(id)}`;
 export const resultPath = (id: string): string => `${jobPath(id)}/result`;
+/** Where a task's artifact downloads: every face links large artifacts here. */
+export const artifactPath = (id: string, artifactId: string): string =>
+  `${jobPath(id)}/artifacts/${encodeURIComponent(artifactId)}`;
 
 /** Retry-After in whole seconds (at least 1), from the task's suggested poll interval. */
 export const retryAfterS = (r: TaskRecord): string => String(Math.max(1, Math.ceil(r.pollIntervalMs / 1000)));
