@@ -12,6 +12,7 @@ import { type Config, ConfigError, describeDatabase } from './config.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/events.js';
 import { anonymousTaskId } from './engine/ids.js';
+import { Journal } from './engine/journal.js';
 import { SkillRegistry } from './engine/registry.js';
 import { Sweeper } from './engine/retention.js';
 import { Runner } from './engine/runner.js';
@@ -98,9 +99,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const hub = new EventHub();
   let baseUrl = '';
+  const journal = new Journal({ store, hub });
   const engine = new Engine({
-    store,
-    hub,
+    journal,
     skills,
     // Anonymous callers reach a task by its id alone: fully random ids, and a shorter life.
     maxTtlMs: authenticator.anonymous
@@ -122,6 +123,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const runner = new Runner({
     engine,
+    journal,
     workerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     concurrency: config.RUNNER_CONCURRENCY,
     leaseMs: config.LEASE_MS,
@@ -298,7 +300,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     clock: engine.now,
     logger,
   });
-  engine.onPushQueued(() => dispatcher.nudge());
+  journal.onPushQueued(() => dispatcher.nudge());
   runner.start();
   sweeper.start();
   dispatcher.start();

@@ -4,6 +4,7 @@ import { defineSkill } from '../src/engine/skill.js';
 import { approvalSkill } from '../src/skills/approval.js';
 import { exportSkill } from '../src/skills/export.js';
 import {
+  answer,
   call,
   type Harness,
   harness,
@@ -32,10 +33,8 @@ afterEach(async () => {
   await h.close();
 });
 
-const answer = (id: string, t: string, who?: typeof BOB) =>
-  h.engine.send(who?.owner ?? OWNER, text(t, { taskId: id }), undefined, undefined, {
-    approverName: who?.approverName,
-  });
+const reply = (id: string, t: string, who?: typeof BOB) =>
+  answer(h.engine, id, text(t), who?.owner ?? OWNER, { approverName: who?.approverName });
 
 describe('approvals: durable waits for a person', () => {
   it('waits for the named approver, who decides; the result says who', async () => {
@@ -44,13 +43,13 @@ describe('approvals: durable waits for a person', () => {
     expect(textOf(waiting.statusMessage)).toMatch(/^Approve or reject: Deploy v2/);
     expect(waiting.approvers).toEqual(['acme/bob']);
     // Someone else is told the task does not exist, and changes nothing.
-    expect(await thrown(() => answer(id, 'approve', MALLORY))).toMatchObject({ code: 'task-not-found' });
-    await answer(id, 'approve: ship it', BOB);
+    expect(await thrown(() => reply(id, 'approve', MALLORY))).toMatchObject({ code: 'task-not-found' });
+    await reply(id, 'approve: ship it', BOB);
     const done = await waitForState(h.engine, id, 'completed');
     expect(textOf(done.statusMessage)).toBe('Approved by acme/bob: ship it');
     expect(done.approvers).toBeUndefined();
     // Once it no longer waits, the approver has no access at all.
-    expect(await thrown(() => answer(id, 'approve', BOB))).toMatchObject({ code: 'task-not-found' });
+    expect(await thrown(() => reply(id, 'approve', BOB))).toMatchObject({ code: 'task-not-found' });
   });
 
   it("an owner cannot answer in an approver's name: the server sets who answered, replacing the sender's claim", async () => {
@@ -65,7 +64,7 @@ describe('approvals: durable waits for a person', () => {
       taskId: id,
       metadata: { 'taskhandle.answeredBy': 'acme/bob', note: 'x' },
     });
-    await h.engine.send(ALICE.owner, forged, undefined, undefined, { approverName: ALICE.approverName });
+    await answer(h.engine, id, forged, ALICE.owner, { approverName: ALICE.approverName });
     const done = await waitForState(h.engine, id, 'completed');
     expect(textOf(done.statusMessage)).toBe('Approved by acme/alice');
     const { history } = await h.engine.get(ALICE.owner, id);
@@ -78,9 +77,9 @@ describe('approvals: durable waits for a person', () => {
       call('export', { rows: 3, approvalOverRows: 1, approval: { approver: 'acme/bob' } }),
     );
     const waiting = await waitForState(h.engine, id, 'input-required');
-    const result = await answer(id, 'approve', BOB);
+    const result = await reply(id, 'approve', BOB);
     expect(result).toEqual({
-      kind: 'answered',
+      grant: 'approver',
       receipt: {
         taskId: id,
         state: 'submitted',
@@ -98,8 +97,8 @@ describe('approvals: durable waits for a person', () => {
     const own = await submit(h.engine, call('export', { rows: 3, approvalOverRows: 1 }));
     await waitForState(h.engine, own, 'input-required');
     // The owner answering its own task gets the task, its history included.
-    const mine = await answer(own, 'approve');
-    if (mine.kind !== 'task') throw new Error(`the owner got ${mine.kind}`);
+    const mine = await reply(own, 'approve');
+    if (mine.grant !== 'owner') throw new Error(`the owner got a ${mine.grant}'s answer`);
     expect(mine.view.history.length).toBeGreaterThan(1);
   });
 
@@ -109,13 +108,13 @@ describe('approvals: durable waits for a person', () => {
     h.startRunner();
     const id = await submit(h.engine, call('approval', { action: 'Deploy', approver: 'acme/bob' }));
     await waitForState(h.engine, id, 'input-required');
-    const refused = await thrown(() => answer(id, 'approve', BOB));
+    const refused = await thrown(() => reply(id, 'approve', BOB));
     expect(refused).toMatchObject({ code: 'unsupported-operation' });
     expect((refused as Error).message).toBe(
       `Task ${id} cannot take this answer (it is full); send a shorter one, or ask its requester`,
     );
     // The owner is told the numbers.
-    expect(await thrown(() => answer(id, 'approve'))).toMatchObject({ message: /holds 1 messages/ });
+    expect(await thrown(() => reply(id, 'approve'))).toMatchObject({ message: /holds 1 messages/ });
   });
 
   it('fails a job that names a malformed approver, saying which and what the forms are', async () => {
@@ -139,7 +138,7 @@ describe('approvals: durable waits for a person', () => {
   it('lets the requester decide when no approver is named, and a rejection rejects the task', async () => {
     const id = await submit(h.engine, call('approval', { action: 'Delete the old bucket' }));
     await waitForState(h.engine, id, 'input-required');
-    await answer(id, 'no, keep it');
+    await reply(id, 'no, keep it');
     const done = await waitForState(h.engine, id, 'rejected');
     expect(textOf(done.statusMessage)).toBe(`Rejected by ${OWNER}: keep it`);
   });
@@ -147,14 +146,14 @@ describe('approvals: durable waits for a person', () => {
   it('keeps waiting after an answer the schema refuses, saying what was wrong', async () => {
     const id = await submit(h.engine, call('approval', { action: 'Rotate keys' }));
     await waitForState(h.engine, id, 'input-required');
-    await answer(id, 'maybe later');
+    await reply(id, 'maybe later');
     let waiting = await waitForState(h.engine, id, 'input-required');
     for (let i = 0; i < 50 && !textOf(waiting.statusMessage).includes('not accepted'); i++) {
       await new Promise((r) => setTimeout(r, 20));
       waiting = await waitForState(h.engine, id, 'input-required');
     }
     expect(textOf(waiting.statusMessage)).toMatch(/Your last answer was not accepted: .*approve.*reject/);
-    await h.engine.send(OWNER, { ...text('x', { taskId: id }), parts: [{ data: { decision: 'approve' } }] });
+    await answer(h.engine, id, { ...text('x'), parts: [{ data: { decision: 'approve' } }] });
     expect(textOf((await waitForState(h.engine, id, 'completed')).statusMessage)).toBe(
       `Approved by ${OWNER}`,
     );
@@ -170,7 +169,7 @@ describe('approvals: durable waits for a person', () => {
     expect((await h.engine.waitingFor(BOB.owner, BOB.approverName)).map((r) => r.id)).toEqual([forBob]);
     expect((await h.engine.waitingFor(OWNER, undefined)).map((r) => r.id)).toEqual([forBob, ownWait]);
     expect(await h.engine.waitingFor(MALLORY.owner, MALLORY.approverName)).toEqual([]);
-    await answer(forBob, 'approve', BOB);
+    await reply(forBob, 'approve', BOB);
     await waitForState(h.engine, forBob, 'completed');
     expect(await h.engine.waitingFor(BOB.owner, BOB.approverName)).toEqual([]);
     // Listeners hear a change once it is durable, which can be after a poll already read it.
@@ -197,7 +196,7 @@ describe('approvals: durable waits for a person', () => {
     );
     const waiting = await waitForState(h.engine, big, 'input-required');
     expect(textOf(waiting.statusMessage)).toMatch(/Approve exporting 20 rows/);
-    await answer(big, 'approve', BOB);
+    await reply(big, 'approve', BOB);
     const done = await waitForState(h.engine, big, 'completed');
     expect(textOf(done.statusMessage)).toBe('Exported 20 rows to export.csv');
   });

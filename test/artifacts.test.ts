@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ARTIFACT_BYTES } from '../src/engine/artifacts.js';
 import { defineSkill } from '../src/engine/skill.js';
 import {
+  answer,
   artifactText,
   call,
   type Harness,
@@ -89,7 +90,7 @@ describe('artifacts past the inline size', () => {
   it('the inline size counts what earlier runs of the task wrote inline', async () => {
     const id = await submit(h.engine, call('asker', {}));
     await waitForState(h.engine, id, 'input-required');
-    await h.engine.send(OWNER, text('yes', { taskId: id }));
+    await answer(h.engine, id, text('yes'));
     await waitForState(h.engine, id, 'completed');
     const { artifacts } = await h.engine.get(OWNER, id);
     expect(artifacts.map((a) => [a.artifactId, a.parts[0]?.url === undefined ? 'inline' : 'linked'])).toEqual(

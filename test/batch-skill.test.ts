@@ -11,6 +11,7 @@ import {
   harness,
   OWNER,
   submit,
+  submitted,
   textOf,
   thrown,
   waitForState,
@@ -197,14 +198,12 @@ describe('batch skill', () => {
       [{ operation: 'slow', items: [{ n: 1 }], concurrency: 33 }, 'input.concurrency'],
     ];
     for (const [input, field] of cases) {
-      const err = await thrown(() => h.engine.send(OWNER, call('batch', input)));
+      const err = await thrown(() => submitted(h.engine, call('batch', input)));
       if (!isEngineError(err)) throw err;
       expect(err.code).toBe('invalid-params');
       expect(err.message).toContain(`Invalid ${field} for skill "batch"`);
     }
-    const unknown = await thrown(() =>
-      h.engine.send(OWNER, call('batch', { operation: 'nope', items: [1] })),
-    );
+    const unknown = await thrown(() => submitted(h.engine, call('batch', { operation: 'nope', items: [1] })));
     expect(String(unknown)).toContain('this agent offers: checksum, transform, validate, slow, hold');
     const { page } = await h.engine.list(OWNER, { pageSize: 10, withArtifacts: false });
     expect(page.totalSize).toBe(0);
@@ -298,8 +297,8 @@ describe('built-in operations', () => {
     });
     // A keyword it does not know is refused, not silently ignored.
     const err = await thrown(() =>
-      h.engine.send(
-        OWNER,
+      submitted(
+        h.engine,
         call('batch', { operation: 'validate', items: [{ value: 1, schema: { pattern: 'x' } }] }),
       ),
     );

@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Engine, type EngineLimits } from '../src/engine/engine.js';
+import type { Answered } from '../src/engine/answer.js';
+import type { CallerPolicy } from '../src/engine/core.js';
+import { Engine } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
+import { Journal } from '../src/engine/journal.js';
+import type { EngineLimits } from '../src/engine/limits.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import { Runner, type RunnerOptions } from '../src/engine/runner.js';
 import type { AnySkill } from '../src/engine/skill.js';
+import type { Submitted } from '../src/engine/submit.js';
 import type { Message, TaskRecord, TaskState } from '../src/engine/task.js';
+import { skillCallOf } from '../src/faces/a2a/skill-call.js';
 import { artifactPath } from '../src/faces/jobs/document.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { waitFor } from './helpers.js';
 
 export const logger = pino({ level: 'silent' });
 
@@ -32,8 +37,10 @@ export interface Harness {
   path: string;
   store: SqliteStore;
   hub: EventHub;
+  /** The engine's write path, as the runner sees it. */
+  journal: Journal;
   engine: Engine;
-  startRunner(options?: Partial<Omit<RunnerOptions, 'engine' | 'logger'>>): Runner;
+  startRunner(options?: Partial<Omit<RunnerOptions, 'engine' | 'journal' | 'logger'>>): Runner;
   close(): Promise<void>;
 }
 
@@ -42,14 +49,13 @@ export function harness(dir: string, o: HarnessOptions): Harness {
   const store = new SqliteStore({ path });
   const hub = new EventHub();
   const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id ?? '');
+  const journal = new Journal({ store, hub, clock: o.clock });
   const engine = new Engine({
-    store,
-    hub,
+    journal,
     skills,
     maxTtlMs: o.maxTtlMs ?? 86_400_000,
     limits: o.limits,
     cancelGraceMs: o.cancelGraceMs ?? 10_000,
-    clock: o.clock,
     artifactUrl: artifactPath,
   });
   const runners: Runner[] = [];
@@ -57,9 +63,10 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     path,
     store,
     hub,
+    journal,
     engine,
     startRunner(options = {}) {
-      const runner = startRunner(engine, options);
+      const runner = startRunner({ engine, journal }, options);
       runners.push(runner);
       return runner;
     },
@@ -72,11 +79,12 @@ export function harness(dir: string, o: HarnessOptions): Harness {
 
 /** A started runner of `engine` with test-friendly defaults (short polls, a 5 s lease); stop it yourself. */
 export function startRunner(
-  engine: Engine,
-  options: Partial<Omit<RunnerOptions, 'engine' | 'logger'>> = {},
+  { engine, journal }: { engine: Engine; journal: Journal },
+  options: Partial<Omit<RunnerOptions, 'engine' | 'journal' | 'logger'>> = {},
 ): Runner {
   const runner = new Runner({
     engine,
+    journal,
     workerId: `test-${randomUUID().slice(0, 8)}`,
     concurrency: 4,
     leaseMs: 5000,
@@ -104,29 +112,50 @@ export const call = (skill: string, input: unknown, extra: Partial<Message> = {}
   ...extra,
 });
 
-/** Sends a message that must create a task; returns the task id. */
-export async function submit(engine: Engine, message: Message, owner = OWNER): Promise<string> {
-  const result = await engine.send(owner, message);
-  if (result.kind !== 'task') throw new Error('expected a task, got a direct reply');
-  return result.view.record.id;
+/** Submits a new task as the A2A face does for `message` (its skill, input, key and context). */
+export function submitted(
+  engine: Engine,
+  message: Message,
+  owner = OWNER,
+  metadata?: Record<string, unknown>,
+): Promise<Submitted> {
+  const { skill, input } = skillCallOf(message, engine.skills);
+  return engine.submit({
+    owner,
+    skill,
+    input,
+    message,
+    key: message.messageId,
+    contextId: message.contextId,
+    metadata,
+  });
 }
 
-/** Polls the store until the task is in `state` (fails with the state it is stuck in). */
+/** Sends a message that must create a task; returns the task id. */
+export async function submit(engine: Engine, message: Message, owner = OWNER): Promise<string> {
+  return (await submitted(engine, message, owner)).view.record.id;
+}
+
+/** Gives task `taskId` a message from `owner` (an approver when `policy` names one). */
+export const answer = (
+  engine: Engine,
+  taskId: string,
+  message: Message,
+  owner = OWNER,
+  policy?: CallerPolicy,
+): Promise<Answered> => engine.answer({ owner, taskId, message, policy });
+
+/** Waits until the task (of any owner) is in `state`; fails naming the state it is stuck in. */
 export async function waitForState(
   engine: Engine,
   id: string,
   state: TaskState,
   timeoutMs = 5000,
 ): Promise<TaskRecord> {
-  let last: TaskRecord | undefined;
-  return waitFor(
-    async () => {
-      last = await engine.store.getTask(id, engine.now());
-      return last?.state === state ? last : undefined;
-    },
-    () => `task ${id} to be ${state} (it is ${last?.state ?? 'missing'})`,
-    timeoutMs,
-  );
+  const last = await engine.waitUntil(id, (s) => s === state, timeoutMs);
+  if (last.state !== state)
+    throw new Error(`timed out waiting for task ${id} to be ${state} (it is ${last.state})`);
+  return last;
 }
 
 /** The text of a message's parts (status messages carry one text part). */

@@ -1,10 +1,12 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  answer,
   call,
   type Harness,
   harness,
   OWNER,
   submit,
+  submitted,
   text,
   textOf,
   thrown,
@@ -38,8 +40,7 @@ async function barrier(): Promise<void> {
 describe('send', () => {
   it('creates a task in submitted that the runner takes to completed', async () => {
     const message = text('hello', { contextId: 'ctx-given' });
-    const result = await h.engine.send(OWNER, message, { origin: 'test' });
-    if (result.kind !== 'task') throw new Error('expected a task');
+    const result = await submitted(h.engine, message, OWNER, { origin: 'test' });
     expect(result.created).toBe(true);
     const { record, history } = result.view;
     expect(record).toMatchObject({
@@ -71,16 +72,14 @@ describe('send', () => {
 
   it('is idempotent: the same messageId returns the same task and nothing new runs', async () => {
     const message = text('once');
-    const first = await h.engine.send(OWNER, message);
-    const again = await h.engine.send(OWNER, { ...message, parts: [{ text: 'changed' }] });
-    if (first.kind !== 'task' || again.kind !== 'task') throw new Error('expected tasks');
+    const first = await submitted(h.engine, message);
+    const again = await submitted(h.engine, { ...message, parts: [{ text: 'changed' }] });
     expect(again.created).toBe(false);
     expect(again.view.record.id).toBe(first.view.record.id);
 
     h.startRunner();
     await waitForState(h.engine, first.view.record.id, 'completed');
-    const late = await h.engine.send(OWNER, message);
-    if (late.kind !== 'task') throw new Error('expected a task');
+    const late = await submitted(h.engine, message);
     expect(late).toMatchObject({ created: false, view: { record: { id: first.view.record.id } } });
     expect(late.view.record.state).toBe('completed');
 
@@ -100,13 +99,12 @@ describe('send', () => {
       () => 'the job to start',
     );
     const follow = text('also this', { taskId: id });
-    const result = await h.engine.send(OWNER, follow);
-    if (result.kind !== 'task') throw new Error('expected a task');
-    expect(result.created).toBe(false);
+    const result = await answer(h.engine, id, follow);
+    if (result.grant !== 'owner') throw new Error('expected the owner’s task back');
     expect(result.view.record.state).toBe('working');
     expect(result.view.history.map((m) => m.messageId)).toContain(follow.messageId);
     // Delivered once, however often it is sent.
-    await h.engine.send(OWNER, follow);
+    await answer(h.engine, id, follow);
     const view = await h.engine.get(OWNER, id);
     expect(view.history.filter((m) => m.messageId === follow.messageId)).toHaveLength(1);
 
@@ -120,21 +118,21 @@ describe('send', () => {
     h.startRunner();
     const id = await submit(h.engine, text('x'));
     await waitForState(h.engine, id, 'completed');
-    const error = await thrown(() => h.engine.send(OWNER, text('more', { taskId: id })));
+    const error = await thrown(() => answer(h.engine, id, text('more'), OWNER));
     expect(error).toMatchObject({ name: 'EngineError', code: 'unsupported-operation' });
   });
 
   it('refuses a message whose contextId is not its task’s with invalid-params', async () => {
     const id = await submit(h.engine, text('x'));
-    const error = await thrown(() => h.engine.send(OWNER, text('y', { taskId: id, contextId: 'other' })));
+    const error = await thrown(() => answer(h.engine, id, text('y', { contextId: 'other' })));
     expect(error).toMatchObject({ code: 'invalid-params' });
   });
 
   it('answers task-not-found for an unknown task and for another owner’s task', async () => {
     const id = await submit(h.engine, text('mine'));
     for (const attempt of [
-      () => h.engine.send(OWNER, text('x', { taskId: 'no-such-task' })),
-      () => h.engine.send('bob', text('x', { taskId: id })),
+      () => answer(h.engine, 'no-such-task', text('x'), OWNER),
+      () => answer(h.engine, id, text('x'), 'bob'),
       () => h.engine.get('bob', id),
       () => h.engine.get(OWNER, 'no-such-task'),
       () => h.engine.cancel('bob', id),
@@ -172,7 +170,7 @@ describe('skill selection', () => {
 
   it('refuses an unknown skill with unknown-skill, creating nothing', async () => {
     for (const message of [call('nope', {}), text('x', { metadata: { skill: 'nope' } })]) {
-      const error = await thrown(() => h.engine.send(OWNER, message));
+      const error = await thrown(() => submitted(h.engine, message));
       expect(error).toMatchObject({ code: 'unknown-skill' });
       expect((error as Error).message).toContain('"nope"');
     }
@@ -180,10 +178,10 @@ describe('skill selection', () => {
   });
 
   it('refuses invalid input with invalid-params naming the field, creating nothing', async () => {
-    const missing = await thrown(() => h.engine.send(OWNER, call('greet', {})));
+    const missing = await thrown(() => submitted(h.engine, call('greet', {})));
     expect(missing).toMatchObject({ code: 'invalid-params' });
     expect((missing as Error).message).toMatch(/input\.name/);
-    const wrongType = await thrown(() => h.engine.send(OWNER, call('greet', { name: 'x', excited: 'yes' })));
+    const wrongType = await thrown(() => submitted(h.engine, call('greet', { name: 'x', excited: 'yes' })));
     expect((wrongType as Error).message).toMatch(/input\.excited/);
     expect((await h.engine.list(OWNER, { pageSize: 10, withArtifacts: false })).page.totalSize).toBe(0);
   });
@@ -196,8 +194,7 @@ describe('running skills', () => {
     const parked = await waitForState(h.engine, id, 'input-required');
     expect(textOf(parked.statusMessage)).toBe('What is your name?');
 
-    const answer = text('Ada', { taskId: id });
-    await h.engine.send(OWNER, answer);
+    await answer(h.engine, id, text('Ada'));
     const done = await waitForState(h.engine, id, 'completed');
     expect(textOf(done.statusMessage)).toBe('Hello Ada (attempt 2)');
     expect(t.runs('ask')).toBe(2);
@@ -217,7 +214,7 @@ describe('running skills', () => {
       () => 'the job to start',
     );
     // The task is working: the message joins its history and queues nothing.
-    await h.engine.send(OWNER, text('Grace', { taskId: id }));
+    await answer(h.engine, id, text('Grace'), OWNER);
     t.askGate.resolve();
     const done = await waitForState(h.engine, id, 'completed');
     expect(textOf(done.statusMessage)).toBe('Hello Grace');
@@ -283,10 +280,10 @@ describe('the transition table guards every write', () => {
     const id = await submit(h.engine, call('waits', {}));
     const at = h.engine.now();
     await expect(
-      h.engine.commit({ taskId: id, from: ['completed', 'failed'], to: 'working', events: [], at }),
+      h.journal.commit({ taskId: id, from: ['completed', 'failed'], to: 'working', events: [], at }),
     ).rejects.toThrow(/no transition leads from completed\|failed to working/);
     // 'submitted' cannot go to 'input-required': the write matches no row, although the task is submitted.
-    const refused = await h.engine.commit({
+    const refused = await h.journal.commit({
       taskId: id,
       from: ['submitted', 'working'],
       to: 'input-required',

@@ -1,10 +1,12 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  answer,
   call,
   type Harness,
   harness,
   OWNER,
   submit,
+  submitted,
   text,
   textOf,
   thrown,
@@ -37,7 +39,7 @@ afterEach(async () => {
 describe('engine limits', () => {
   it('refuses a message with more parts than maxMessageParts, naming the limit, and makes nothing', async () => {
     const message = { ...text('a'), parts: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] };
-    expect(await thrown(() => h.engine.send(OWNER, message))).toMatchObject({
+    expect(await thrown(() => submitted(h.engine, message))).toMatchObject({
       code: 'invalid-params',
       message: 'message.parts has 3 parts; at most 2 are accepted',
     });
@@ -46,8 +48,8 @@ describe('engine limits', () => {
 
   it('refuses a message to a task whose history is full', async () => {
     const id = await submit(h.engine, call('waits', {}));
-    await h.engine.send(OWNER, text('second', { taskId: id }));
-    expect(await thrown(() => h.engine.send(OWNER, text('third', { taskId: id })))).toMatchObject({
+    await answer(h.engine, id, text('second'));
+    expect(await thrown(() => answer(h.engine, id, text('third')))).toMatchObject({
       code: 'unsupported-operation',
       message: expect.stringContaining('holds 2 messages'),
     });
@@ -65,7 +67,7 @@ describe('engine limits', () => {
 
   it('refuses a message that would take the history past maxHistoryBytes, naming the setting', async () => {
     const id = await submit(h.engine, call('waits', {}));
-    expect(await thrown(() => h.engine.send(OWNER, text('x'.repeat(2000), { taskId: id })))).toMatchObject({
+    expect(await thrown(() => answer(h.engine, id, text('x'.repeat(2000))))).toMatchObject({
       code: 'unsupported-operation',
       message: expect.stringMatching(/more than the 1000 it accepts \(MAX_HISTORY_BYTES\)/),
     });

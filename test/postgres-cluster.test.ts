@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../spec-tests/postgres.js';
 import { Engine } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
+import { Journal } from '../src/engine/journal.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import type { Runner, RunnerOptions } from '../src/engine/runner.js';
 import type { StoreChange } from '../src/engine/store-port.js';
@@ -29,9 +30,9 @@ const open: Instance[] = [];
 
 async function instance(): Promise<Instance> {
   const store = await PostgresStore.open({ url: postgresUrl, schema, poolMax: 5, logger });
+  const journal = new Journal({ store, hub: new EventHub() });
   const engine = new Engine({
-    store,
-    hub: new EventHub(),
+    journal,
     skills: new SkillRegistry(t.skills, 'quick'),
     maxTtlMs: 86_400_000,
     cancelGraceMs: 60_000,
@@ -42,7 +43,7 @@ async function instance(): Promise<Instance> {
     store,
     engine,
     startRunner(o = {}) {
-      const runner = startRunner(engine, o);
+      const runner = startRunner({ engine, journal }, o);
       runners.push(runner);
       return runner;
     },

@@ -1,7 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sweeper } from '../src/engine/retention.js';
-import { call, type Harness, harness, logger, OWNER, submit, text, thrown } from './engine-harness.js';
+import {
+  call,
+  type Harness,
+  harness,
+  logger,
+  OWNER,
+  submit,
+  submitted,
+  text,
+  thrown,
+} from './engine-harness.js';
 import { tempDirs, waitFor } from './helpers.js';
 import { type TestSkills, testSkills } from './skills.js';
 
@@ -56,8 +66,8 @@ describe('Sweeper', () => {
     expect(await sweeper.sweep()).toBe(0);
 
     // The message that made a deleted task makes a new one.
-    const again = await h.engine.send(OWNER, first);
-    expect(again).toMatchObject({ kind: 'task', created: true });
+    const again = await submitted(h.engine, first);
+    expect(again).toMatchObject({ created: true });
 
     now = T0 + 10 * TTL;
     expect(await sweeper.sweep()).toBe(2);

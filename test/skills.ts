@@ -48,7 +48,7 @@ export function testSkills() {
     ...common,
     id: 'quick',
     input: z.object({ text: z.string().default('hi') }),
-    inputFromMessage: (m) => ({ text: m.parts.map((p) => p.text ?? '').join(' ') || 'hi' }),
+    inputFromText: (text) => ({ text: text || 'hi' }),
     onInterrupt: 'rerun',
     async run(ctx) {
       count('quick');

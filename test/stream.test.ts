@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StreamItem } from '../src/engine/engine.js';
+import type { StreamItem } from '../src/engine/streams.js';
 import { isTerminal } from '../src/engine/task.js';
 import { call, type Harness, harness, OWNER, submit, text, thrown, waitForState } from './engine-harness.js';
 import { tempDirs, waitFor } from './helpers.js';
@@ -66,7 +66,9 @@ describe('engine.stream', () => {
     const items = await drain(h.engine.stream(OWNER, id, { afterSeq: 2, signal: streams.signal }));
     expect(items.every((i) => i.kind === 'event')).toBe(true);
     const log = await h.store.readEvents(id, 2, 1000);
-    expect(items).toEqual(log.map((entry) => ({ kind: 'event', entry })));
+    // Each event carries its task's context: no face reads the task to learn it.
+    const { contextId } = await h.engine.record(OWNER, id);
+    expect(items).toEqual(log.map((entry) => ({ kind: 'event', entry, contextId })));
   });
 
   it('with afterSeq resumes a live task and follows it to the end', async () => {

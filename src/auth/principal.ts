@@ -1,4 +1,4 @@
-import type { SendPolicy } from '../engine/engine.js';
+import type { CallerPolicy } from '../engine/core.js';
 import { approverName } from '../engine/grant.js';
 
 /** Who is calling: an authenticated principal of a tenant, or the anonymous caller. */
@@ -30,8 +30,8 @@ export const ownerKey = (p: Principal): string =>
 export const approverNameOf = (p: Principal): string | undefined =>
   p.via === 'anonymous' ? undefined : approverName(p.via, p.tenant, p.id);
 
-/** What a principal may do when it sends: its skills, and the name approver lists know it by. */
-export const sendPolicyOf = (p: Principal): SendPolicy => ({
+/** What a principal may do: its skills, and the name approver lists know it by. */
+export const policyOf = (p: Principal): CallerPolicy => ({
   skills: p.skills,
   approverName: approverNameOf(p),
 });

@@ -1,16 +1,11 @@
+import type { CallerPolicy } from './core.js';
 import { EngineError } from './errors.js';
 import type { AnySkill } from './skill.js';
-import type { Message } from './task.js';
 
-/** The `{"skill": ..., "input": {...}}` data part that picks a skill explicitly. */
-interface SkillCall {
-  skill?: unknown;
-  input?: unknown;
-}
-
-/** The skills this agent offers, and how a message picks one. */
+/** The skills this agent offers: how a caller's choice and input are checked. */
 export class SkillRegistry {
   readonly #skills = new Map<string, AnySkill>();
+  /** The skill a face picks when the caller names none (A2A plain text). */
   readonly defaultSkill: string;
 
   constructor(skills: readonly AnySkill[], defaultSkill: string) {
@@ -34,19 +29,8 @@ export class SkillRegistry {
     return [...this.#skills.values()];
   }
 
-  /**
-   * Picks the skill of a message (a data part `{"skill", "input"}`, else `metadata.skill`, else the
-   * default skill) and validates its input. Errors name the skill or the offending field.
-   */
-  resolve(message: Message): { skill: AnySkill; input: unknown } {
-    const call = message.parts.map((p) => p.data).find(isSkillCall);
-    const fromMetadata = message.metadata?.skill;
-    const id =
-      typeof call?.skill === 'string'
-        ? call.skill
-        : typeof fromMetadata === 'string'
-          ? fromMetadata
-          : this.defaultSkill;
+  /** The skill `id`, if it exists and the caller may use it; errors name the skills on offer. */
+  use(id: string, policy: CallerPolicy = {}): AnySkill {
     const skill = this.#skills.get(id);
     if (!skill) {
       throw new EngineError(
@@ -54,25 +38,21 @@ export class SkillRegistry {
         `Unknown skill "${id}"; this agent offers: ${[...this.#skills.keys()].join(', ')}`,
       );
     }
-    const raw =
-      call && 'input' in call
-        ? call.input
-        : (message.metadata?.input ?? skill.inputFromMessage?.(message) ?? {});
-    const parsed = skill.input.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue?.path.length ? `input.${issue.path.join('.')}` : 'input';
-      throw new EngineError(
-        'invalid-params',
-        `Invalid ${where} for skill "${id}": ${issue?.message ?? 'invalid'}`,
-      );
+    if (policy.skills && !policy.skills.has(skill.id)) {
+      throw new EngineError('forbidden', `You may not use the skill "${skill.id}"`);
     }
-    return { skill, input: parsed.data };
+    return skill;
+  }
+
+  /** The skill's input, validated (defaults filled in); the error names the offending field. */
+  parseInput(skill: AnySkill, raw: unknown): unknown {
+    const parsed = skill.input.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `input.${issue.path.join('.')}` : 'input';
+    throw new EngineError(
+      'invalid-params',
+      `Invalid ${where} for skill "${skill.id}": ${issue?.message ?? 'invalid'}`,
+    );
   }
 }
-
-const isSkillCall = (data: unknown): data is SkillCall =>
-  typeof data === 'object' &&
-  data !== null &&
-  !Array.isArray(data) &&
-  typeof (data as SkillCall).skill === 'string';

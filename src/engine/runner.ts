@@ -1,14 +1,20 @@
 import type { Logger } from 'pino';
 import { partBytes } from './artifacts.js';
-import { agentText, type Engine } from './engine.js';
+import { agentText } from './core.js';
+import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
+import { type Ending, endingOf } from './job-endings.js';
+import type { Journal } from './journal.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
-import { InputRequired, SkillContextImpl, StoreFailed, WriteRefused } from './skill-context.js';
+import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
 import type { Message, TaskRecord, TaskView } from './task.js';
 
 export interface RunnerOptions {
+  /** Reads tasks and finds their skills. */
   engine: Engine;
+  /** The write path the runner claims, writes and publishes through (the engine's own). */
+  journal: Journal;
   /** Identifies this process in leases (several runners may share one store). */
   workerId: string;
   /** Jobs run at once by this process. */
@@ -25,6 +31,20 @@ export interface RunnerOptions {
   logger: Logger;
 }
 
+/** A run that ended without returning, as the ending table sees it. */
+interface EndedRun {
+  record: TaskRecord;
+  leaseToken: string;
+  ctx: RunContext<unknown>;
+  log: Logger;
+  finish: (
+    to: 'canceled' | 'failed' | 'input-required',
+    message?: Message,
+    waiting?: InputRequired,
+  ) => Promise<unknown>;
+  text: (t: string) => Message;
+}
+
 /** After aborting at shutdown, how long jobs get to release their lease themselves. */
 const ABORT_GRACE_MS = 2000;
 
@@ -39,7 +59,7 @@ interface Running {
  * lease is lost is aborted and can write nothing more.
  *
  * @example
- *   const runner = new Runner({ engine, workerId, concurrency: 16, leaseMs: 30_000, pollMs: 1000, maxInterruptions: 3, logger });
+ *   const runner = new Runner({ engine, journal, workerId, concurrency: 16, leaseMs: 30_000, pollMs: 1000, maxInterruptions: 3, logger });
  *   runner.start();                 // claims at once on each submit, and every pollMs
  *   await runner.stop(10_000);      // lets jobs finish, then releases the rest for takeover
  */
@@ -60,9 +80,9 @@ export class Runner {
   }
 
   start(): void {
-    const { engine, pollMs, logger } = this.#options;
-    this.#unlisten.push(engine.onQueued(() => this.wake()));
-    this.#unlisten.push(engine.onCancelRequested((id) => this.#running.get(id)?.controller.abort('cancel')));
+    const { engine, journal, pollMs, logger } = this.#options;
+    this.#unlisten.push(journal.onQueued(() => this.wake()));
+    this.#unlisten.push(journal.onCancelRequested((id) => this.#running.get(id)?.controller.abort('cancel')));
     this.#timer = setInterval(() => {
       this.wake();
       engine
@@ -98,10 +118,10 @@ export class Runner {
   async #claimOnce(): Promise<void> {
     const free = this.#options.concurrency - this.#running.size;
     if (free <= 0) return;
-    const { engine, workerId, leaseMs } = this.#options;
-    const claimed = await engine.store.claim(workerId, engine.now(), leaseMs, free);
+    const { journal, workerId, leaseMs } = this.#options;
+    const claimed = await journal.store.claim(workerId, journal.now(), leaseMs, free);
     for (const c of claimed) {
-      engine.publish(c);
+      journal.publish(c);
       this.#start(c);
     }
     if (claimed.length === free) this.#again = true;
@@ -121,7 +141,7 @@ export class Runner {
   }
 
   async #execute(claim: ClaimedTask, controller: AbortController): Promise<void> {
-    const { engine, logger } = this.#options;
+    const { engine, journal, logger } = this.#options;
     const { record, leaseToken } = claim;
     const log = logger.child({ taskId: record.id, skill: record.skill, attempt: record.attempts });
     const finish = (
@@ -129,7 +149,7 @@ export class Runner {
       message?: Message,
       waiting?: InputRequired,
     ) =>
-      engine.commit({
+      journal.commit({
         taskId: record.id,
         from: ['working'],
         to,
@@ -137,9 +157,9 @@ export class Runner {
         leaseToken,
         releaseLease: true,
         events: [],
-        at: engine.now(),
+        at: journal.now(),
         approvers: waiting?.approvers,
-        inputDeadline: waiting?.deadlineMs === undefined ? undefined : engine.now() + waiting.deadlineMs,
+        inputDeadline: waiting?.deadlineMs === undefined ? undefined : journal.now() + waiting.deadlineMs,
       });
     const text = (t: string) => agentText(record.id, record.contextId, t);
 
@@ -164,14 +184,14 @@ export class Runner {
       }
       log.info('task interrupted by a restart; running it again');
       const resumed = text('Interrupted by a restart; running again');
-      const ok = await engine.commit({
+      const ok = await journal.commit({
         taskId: record.id,
         from: ['working'],
         to: 'working',
         statusMessage: resumed,
         leaseToken,
         events: [],
-        at: engine.now(),
+        at: journal.now(),
       });
       if (!ok) return;
     }
@@ -181,8 +201,8 @@ export class Runner {
     const heartbeat = setInterval(
       () => {
         if (this.#halted) return;
-        const now = engine.now();
-        engine.store
+        const now = journal.now();
+        journal.store
           .renewLease(record.id, leaseToken, now, now + this.#options.leaseMs)
           .then((lease) => {
             if (!lease.held) controller.abort('lease-lost' satisfies AbortReason);
@@ -194,7 +214,7 @@ export class Runner {
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
-    const ctx = new SkillContextImpl(engine, record, leaseToken, controller, view.history, {
+    const ctx = new RunContext(journal, engine.limits, record, leaseToken, controller, view.history, {
       maxArtifactBytes: skill.maxArtifactBytes,
       inlineBytes: inlineBytes(view),
     });
@@ -208,38 +228,48 @@ export class Runner {
           : (outcome?.message as Message | undefined);
       await finish(outcome?.state ?? 'completed', message);
     } catch (err) {
-      // A cancel wins over whatever the job did after it (asking for input included).
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (err instanceof InputRequired && reason === undefined) {
-        await ctx.flush();
-        const parked = await finish('input-required', text(err.prompt), err);
-        if (parked) await this.#requeueIfAnswered(record, ctx.asked);
-      } else if (reason === 'cancel') {
-        await finish('canceled', text('Canceled by request'));
-      } else if (reason === 'shutdown') {
-        await engine.store.releaseLease(record.id, leaseToken);
-        log.info('job released at shutdown; another run will take it over');
-      } else if (reason === 'lease-lost' || err instanceof WriteRefused) {
-        log.warn('job stopped: the task changed under it (canceled, expired or taken over)');
-      } else if (err instanceof StoreFailed) {
-        // As if this process had died: the task is taken over (re-run, or failed, as its skill
-        // declares) once the store answers again; released now if it already does.
-        log.error({ err }, 'job stopped: the store failed one of its writes; the task will be taken over');
-        await engine.store.releaseLease(record.id, leaseToken).catch(() => {});
-      } else {
-        log.error({ err }, 'job failed');
-        // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
-        const why =
-          isJobError(err) || isQuotaExceeded(err)
-            ? err.message
-            : `an internal error in the skill "${record.skill}" (the server logged it)`;
-        await finish('failed', text(`Job failed: ${why}`));
-      }
+      await this.#ending[endingOf(err, reason)]({ record, leaseToken, ctx, log, finish, text }, err);
     } finally {
       clearInterval(heartbeat);
       ctx.close();
     }
   }
+
+  /** What the runner writes (or leaves) for each way a run can end without returning. */
+  readonly #ending: Record<Ending, (run: EndedRun, err: unknown) => Promise<void>> = {
+    asked: async ({ record, ctx, finish, text }, err) => {
+      const { prompt } = err as InputRequired;
+      await ctx.flush();
+      const parked = await finish('input-required', text(prompt), err as InputRequired);
+      if (parked) await this.#requeueIfAnswered(record, ctx.asked);
+    },
+    canceled: async ({ finish, text }) => {
+      await finish('canceled', text('Canceled by request'));
+    },
+    shutdown: async ({ record, leaseToken, log }) => {
+      await this.#options.journal.store.releaseLease(record.id, leaseToken);
+      log.info('job released at shutdown; another run will take it over');
+    },
+    lost: async ({ log }) => {
+      log.warn('job stopped: the task changed under it (canceled, expired or taken over)');
+    },
+    // As if this process had died: the task is taken over (re-run, or failed, as its skill
+    // declares) once the store answers again; released now if it already does.
+    'store-failed': async ({ record, leaseToken, log }, err) => {
+      log.error({ err }, 'job stopped: the store failed one of its writes; the task will be taken over');
+      await this.#options.journal.store.releaseLease(record.id, leaseToken).catch(() => {});
+    },
+    failed: async ({ record, log, finish, text }, err) => {
+      log.error({ err }, 'job failed');
+      // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
+      const why =
+        isJobError(err) || isQuotaExceeded(err)
+          ? err.message
+          : `an internal error in the skill "${record.skill}" (the server logged it)`;
+      await finish('failed', text(`Job failed: ${why}`));
+    },
+  };
 
   /**
    * A job reads the caller's answers when it starts: a message that came while it ran (recorded in
@@ -248,16 +278,16 @@ export class Runner {
    * later answer already queued it.
    */
   async #requeueIfAnswered(record: TaskRecord, asked: number): Promise<void> {
-    const { engine } = this.#options;
+    const { engine, journal } = this.#options;
     const view = await engine.get(record.owner, record.id);
     const answers = view.history.filter((m) => m.role === 'ROLE_USER').length - 1;
     if (answers < asked) return;
-    await engine.commit({
+    await journal.commit({
       taskId: record.id,
       from: ['input-required'],
       to: 'submitted',
       events: [],
-      at: engine.now(),
+      at: journal.now(),
     });
   }
 

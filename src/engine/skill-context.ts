@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { partBytes, toBlobPart } from './artifacts.js';
-import { agentText, type Engine } from './engine.js';
+import { agentText } from './core.js';
 import { JobError } from './errors.js';
 import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
+import type { Journal } from './journal.js';
+import type { EngineLimits } from './limits.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
 import { isQuotaExceeded } from './store-port.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
@@ -41,14 +43,15 @@ export class StoreFailed extends Error {
 const PROGRESS_INTERVAL_MS = 250;
 
 /** What a running skill sees of its task. Every write is guarded by the job's lease. */
-export class SkillContextImpl<I> implements SkillContext<I> {
+export class RunContext<I> implements SkillContext<I> {
   readonly taskId: string;
   readonly contextId: string;
   readonly input: I;
   readonly message: Message;
   readonly signal: AbortSignal;
   readonly attempt: number;
-  readonly #engine: Engine;
+  readonly #journal: Journal;
+  readonly #limits: EngineLimits;
   readonly #leaseToken: string;
   readonly #controller: AbortController;
   /** The caller's messages after the first: the answers requestInput hands out in order. */
@@ -67,7 +70,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   #progressTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    engine: Engine,
+    journal: Journal,
+    limits: EngineLimits,
     record: TaskRecord,
     leaseToken: string,
     controller: AbortController,
@@ -88,7 +92,8 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     this.message = fromCaller[0] ?? { messageId: '', role: 'ROLE_USER', parts: [] };
     this.signal = controller.signal;
     this.attempt = record.attempts;
-    this.#engine = engine;
+    this.#journal = journal;
+    this.#limits = limits;
     this.#leaseToken = leaseToken;
     this.#controller = controller;
     this.#answers = fromCaller.slice(1);
@@ -99,7 +104,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     // A report that changes nothing is no event: pollers and streams see only real progress.
     if (sameProgress(progress, this.#pendingProgress ?? this.#lastProgress)) return;
     this.#pendingProgress = progress;
-    const wait = this.#lastProgressAt + PROGRESS_INTERVAL_MS - this.#engine.now();
+    const wait = this.#lastProgressAt + PROGRESS_INTERVAL_MS - this.#journal.now();
     if (wait <= 0) return this.flush();
     this.#progressTimer ??= setTimeout(() => {
       this.#progressTimer = undefined;
@@ -115,7 +120,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     if (!progress) return;
     this.#pendingProgress = undefined;
     this.#lastProgress = progress;
-    this.#lastProgressAt = this.#engine.now();
+    this.#lastProgressAt = this.#journal.now();
     await this.#write({ progress, events: [{ kind: 'progress', progress }] });
   }
 
@@ -124,7 +129,7 @@ export class SkillContextImpl<I> implements SkillContext<I> {
     const { append = false, lastChunk = false, ...rest } = update;
     const adding = update.parts.reduce((sum, p) => sum + partBytes(p), 0);
     const bytes = (append ? (this.#artifactBytes.get(artifactId) ?? 0) : 0) + adding;
-    const { limits } = this.#engine;
+    const limits = this.#limits;
     // Refused before anything is written: the job fails saying so, what came before stays.
     const max = Math.min(limits.maxArtifactBytes, this.#maxArtifactBytes ?? Number.POSITIVE_INFINITY);
     if (bytes > max)
@@ -209,16 +214,16 @@ export class SkillContextImpl<I> implements SkillContext<I> {
   }
 
   async #write(
-    w: Omit<Parameters<Engine['commit']>[0], 'taskId' | 'from' | 'leaseToken' | 'at'>,
+    w: Omit<Parameters<Journal['commit']>[0], 'taskId' | 'from' | 'leaseToken' | 'at'>,
   ): Promise<void> {
     this.signal.throwIfAborted();
-    const result = await this.#engine
+    const result = await this.#journal
       .commit({
         ...w,
         taskId: this.taskId,
         from: ['working'],
         leaseToken: this.#leaseToken,
-        at: this.#engine.now(),
+        at: this.#journal.now(),
       })
       .catch((err: unknown) => {
         // Over its owner's quota: the job's own outcome (it fails saying so), not a store failure.

@@ -99,10 +99,13 @@ export interface Skill<I = unknown> {
   description: string;
   tags?: string[];
   examples?: string[];
-  /** Validates the `input` of a message's `{"skill", "input"}` data part (or what the text part gives). */
+  /** Validates the input a caller gives (as /v1/jobs `input`, an A2A `{"skill", "input"}` data part...). */
   input: z.ZodType<I>;
-  /** Builds the input from a message that carries no data part (e.g. plain text); default: `{}`. */
-  inputFromMessage?: (message: Message) => unknown;
+  /**
+   * Builds the input from words ("export 500 rows as ndjson"): how a caller that sends plain text
+   * (an A2A message with no data part) is understood. Default: `{}`, the schema's defaults.
+   */
+  inputFromText?: (text: string) => unknown;
   /** Suggested client poll interval while the task is active. */
   pollIntervalMs: number;
   /** How long the task is kept, from creation (capped by the server's maximum). */
@@ -110,7 +113,10 @@ export interface Skill<I = unknown> {
   onInterrupt: InterruptPolicy;
   /** Bytes one artifact of this skill may hold (one run); the server's MAX_ARTIFACT_BYTES caps it. */
   maxArtifactBytes?: number;
-  /** Answers some messages at once with a Message and no task (return undefined to make a task). */
+  /**
+   * Answers some A2A messages at once with a Message and no task (return undefined to make a task).
+   * Only the A2A face asks: the other faces always make a task.
+   */
   directReply?: (message: Message) => Message | undefined;
   run(ctx: SkillContext<I>): Promise<SkillOutcome | undefined>;
 }

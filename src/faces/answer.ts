@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ownerKey, type Principal, sendPolicyOf } from '../auth/principal.js';
+import { ownerKey, type Principal, policyOf } from '../auth/principal.js';
 import type { Engine } from '../engine/engine.js';
 import type { AnswerReceipt } from '../engine/grant.js';
 import type { Part, TaskRecord } from '../engine/task.js';
@@ -19,19 +19,17 @@ export async function answerTask(
   taskId: string,
   parts: Part[],
 ): Promise<Answered> {
-  const result = await engine.send(
-    ownerKey(principal),
-    { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts },
-    undefined,
-    undefined,
-    sendPolicyOf(principal),
-  );
-  if (result.kind === 'answered') {
+  const result = await engine.answer({
+    owner: ownerKey(principal),
+    taskId,
+    message: { messageId: randomUUID(), role: 'ROLE_USER', parts },
+    policy: policyOf(principal),
+  });
+  if (result.grant === 'approver') {
     const { receipt } = result;
     audit('input', principal, taskId, { grant: 'approver', approver: receipt.answeredBy });
-    return { grant: 'approver', receipt };
+    return result;
   }
-  if (result.kind !== 'task') throw new Error('an answer to a task returned a message');
   audit('input', principal, taskId, { grant: 'owner' });
   return { grant: 'owner', record: result.view.record };
 }

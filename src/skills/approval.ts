@@ -21,12 +21,7 @@ export const approvalSkill = defineSkill({
   tags: ['approval', 'human-in-the-loop'],
   examples: ['{"skill":"approval","input":{"action":"Deploy v2 to production","approver":"acme/ops-lead"}}'],
   input: Input,
-  inputFromMessage: (message) => ({
-    action: message.parts
-      .map((p) => p.text ?? '')
-      .join(' ')
-      .trim(),
-  }),
+  inputFromText: (text) => ({ action: text.trim() }),
   pollIntervalMs: 60_000,
   ttlMs: 30 * 86_400_000,
   onInterrupt: 'rerun',

@@ -251,17 +251,17 @@ async function runBatch(ctx: SkillContext<BatchInput>, op: BatchOperation): Prom
   const worker = async () => {
     while (!stop.signal.aborted && next < total) {
       const index = next++;
-      const settled = await runItem(op, items[index], stop.signal);
-      if (!settled) return;
-      if ('error' in settled) {
+      const itemResult = await runItem(op, items[index], stop.signal);
+      if (!itemResult) return;
+      if ('error' in itemResult) {
         failed++;
-        if (!firstFailure || index < firstFailure.index) firstFailure = { index, error: settled.error };
+        if (!firstFailure || index < firstFailure.index) firstFailure = { index, error: itemResult.error };
         if (stopOnError && !stoppedBy) {
-          stoppedBy = { index, error: settled.error };
+          stoppedBy = { index, error: itemResult.error };
           stop.abort('stop-on-error');
         }
       } else ok++;
-      lines[index] = JSON.stringify({ index, ...settled });
+      lines[index] = JSON.stringify({ index, ...itemResult });
       const done = ok + failed;
       await ctx.progress({
         percent: Math.floor((done / total) * 100),

@@ -160,8 +160,7 @@ export function commandSkill(
     tags: ['command', 'build', 'script'],
     examples: [first.name, JSON.stringify({ skill: 'command', input: { command: first.name } })],
     input: inputSchema(byName),
-    inputFromMessage: (m) =>
-      inputFromText(m.parts.map((p) => p.text ?? '').join(' '), new Set(byName.keys())),
+    inputFromText: (text) => inputFromText(text, new Set(byName.keys())),
     pollIntervalMs: 1000,
     ttlMs: 7 * 86_400_000,
     onInterrupt: 'fail', // a command cut off by a crash must not silently run twice

@@ -36,8 +36,7 @@ export const exportSkill = defineSkill({
   tags: ['export', 'csv', 'ndjson', 'batch'],
   examples: ['export 5000 rows', '{"skill":"export","input":{"rows":100000,"format":"ndjson"}}'],
   input: Input,
-  inputFromMessage: (message) => {
-    const text = message.parts.map((p) => p.text ?? '').join(' ');
+  inputFromText: (text) => {
     const rows = /(\d[\d_,]*)/.exec(text)?.[1]?.replace(/[_,]/g, '');
     return {
       ...(rows ? { rows: Number(rows) } : {}),

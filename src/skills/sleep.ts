@@ -11,8 +11,8 @@ export const sleepSkill = defineSkill({
   tags: ['demo', 'long-running'],
   examples: ['sleep 30', '{"skill":"sleep","input":{"seconds":600}}'],
   input: z.object({ seconds: z.number().min(0).max(86_400).default(5) }),
-  inputFromMessage: (message) => {
-    const n = /(\d+(?:\.\d+)?)/.exec(message.parts.map((p) => p.text ?? '').join(' '))?.[1];
+  inputFromText: (text) => {
+    const n = /(\d+(?:\.\d+)?)/.exec(text)?.[1];
     return n ? { seconds: Number(n) } : {};
   },
   pollIntervalMs: 1000,

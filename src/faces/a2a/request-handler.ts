@@ -19,10 +19,13 @@ import type {
 import { ExtendedAgentCardNotConfiguredError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
-import { type Principal, sendPolicyOf } from '../../auth/principal.js';
-import { type Engine, type SendResult, type StreamItem, settled } from '../../engine/engine.js';
+import { type Principal, policyOf } from '../../auth/principal.js';
+import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
+import type { AnswerReceipt } from '../../engine/grant.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
+import { settled } from '../../engine/streams.js';
+import type { Message as EngineMessage, TaskView } from '../../engine/task.js';
 import type { AddressPolicy } from '../../push/address-policy.js';
 import type { SecretBox } from '../../push/secret-box.js';
 import type { Audit } from '../audit.js';
@@ -30,6 +33,7 @@ import { callState } from './call-state.js';
 import { type Transport, toProtocolError } from './errors.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { receiptEvent, toSdkReceipt } from './receipt.js';
+import { skillCallOf } from './skill-call.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
 export interface HandlerOptions {
@@ -47,6 +51,15 @@ export interface HandlerOptions {
   /** Where internal failures are logged (callers get no detail of them). */
   logger: Logger;
 }
+
+/**
+ * What a send gave: the agent's direct reply, the caller's own task, or (to an approver, who
+ * answered a task that is not theirs) only the receipt of the answer.
+ */
+type Sent =
+  | { kind: 'message'; message: EngineMessage }
+  | { kind: 'task'; view: TaskView; created: boolean }
+  | { kind: 'answered'; receipt: AnswerReceipt };
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
@@ -85,14 +98,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const state = callState(context);
     return this.#guard(async () => {
-      const { owner, version } = state;
-      const result = await this.#engine.send(
-        owner,
-        toEngineMessage(params.message),
-        params.metadata,
-        this.#inlinePush(params, version),
-        sendPolicyOf(state.principal),
-      );
+      const { version } = state;
+      const result = await this.#send(params, context);
       this.#audited(state.principal, params, result);
       if (result.kind === 'message') return toSdkMessage(result.message);
       if (result.kind === 'answered') return toSdkReceipt(result.receipt);
@@ -116,17 +123,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
-    const result = await this.#guard(
-      () =>
-        this.#engine.send(
-          state.owner,
-          toEngineMessage(params.message),
-          params.metadata,
-          this.#inlinePush(params, state.version),
-          sendPolicyOf(state.principal),
-        ),
-      state.transport,
-    );
+    const result = await this.#guard(() => this.#send(params, context), state.transport);
     this.#audited(state.principal, params, result);
     if (result.kind === 'message') {
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
@@ -248,8 +245,41 @@ export class EngineRequestHandler implements A2ARequestHandler {
     this.#options.audit('push-config-delete', principal, taskId);
   }
 
+  /**
+   * Delivers a caller's message: to the task it names, or to a new task of the skill it selects
+   * (see skill-call.ts). A message whose (owner, messageId) was already delivered returns that task
+   * and changes nothing; a webhook given with it is registered with the task, in the same transaction.
+   */
+  async #send(params: SendMessageRequest, context: ServerCallContext): Promise<Sent> {
+    const { owner, principal, version } = callState(context);
+    const message = toEngineMessage(params.message);
+    const push = this.#inlinePush(params, version);
+    const policy = policyOf(principal);
+    if (message.taskId) {
+      const answered = await this.#engine.answer({ owner, taskId: message.taskId, message, push, policy });
+      return answered.grant === 'approver'
+        ? { kind: 'answered', receipt: answered.receipt }
+        : { kind: 'task', view: answered.view, created: false };
+    }
+    const call = skillCallOf(message, this.#engine.skills);
+    const reply = this.#engine.skills.use(call.skill, policy).directReply?.(message);
+    if (reply) return { kind: 'message', message: reply };
+    const { view, created } = await this.#engine.submit({
+      owner,
+      skill: call.skill,
+      input: call.input,
+      message,
+      key: message.messageId,
+      contextId: message.contextId,
+      metadata: params.metadata,
+      push,
+      policy,
+    });
+    return { kind: 'task', view, created };
+  }
+
   /** A send made a task, or gave a message to one (retries of a delivered message change nothing). */
-  #audited(principal: Principal, params: SendMessageRequest, result: SendResult): void {
+  #audited(principal: Principal, params: SendMessageRequest, result: Sent): void {
     if (result.kind === 'answered') {
       const { taskId, answeredBy } = result.receipt;
       this.#options.audit('input', principal, taskId, { grant: 'approver', approver: answeredBy });
@@ -283,20 +313,17 @@ export class EngineRequestHandler implements A2ARequestHandler {
       requireActive: requireActive && state.lastEventId === undefined,
       signal: state.signal,
     });
-    let contextId = '';
     try {
-      for await (const item of items as AsyncGenerator<StreamItem>) {
+      for await (const item of items) {
         // A client that does not read holds its stream here (the store keeps the rest), not in memory.
         await state.drained();
         let response: StreamResponse | undefined;
         if (item.kind === 'task') {
-          contextId = item.view.record.contextId;
           response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
           state.cursor.seq = item.seq;
         } else {
-          contextId ||= (await this.#engine.record(owner, id)).contextId;
           // Artifact chunks stored out of the log stream as they were written.
-          response = streamResponseOf(await this.#engine.withContent(item.entry), contextId);
+          response = streamResponseOf(await this.#engine.withContent(item.entry), item.contextId);
           state.cursor.seq = item.entry.seq;
           state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
         }

@@ -1,5 +1,6 @@
 import { Task as SdkTaskCodec } from '@a2a-js/sdk';
-import { type Engine, viewVersion } from '../../engine/engine.js';
+import type { Engine } from '../../engine/engine.js';
+import { viewVersion } from '../../engine/reads.js';
 import { toSdkTask } from './wire.js';
 
 /** A rendering larger than this share of the budget is answered but not kept. */

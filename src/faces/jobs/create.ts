@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { sendPolicyOf } from '../../auth/principal.js';
+import { policyOf } from '../../auth/principal.js';
 import { isTerminal, type TaskView } from '../../engine/task.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
@@ -45,19 +44,14 @@ export const createJob =
     }
     let view: TaskView;
     try {
-      const result = await o.engine.send(
+      const result = await o.engine.submit({
         owner,
-        {
-          messageId: key === undefined ? randomUUID() : messageIdOf(key),
-          role: 'ROLE_USER',
-          parts: [{ data: { skill: payload.skill, input: payload.input ?? {} } }],
-        },
-        key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
-        undefined,
-        sendPolicyOf(principal),
-      );
-      if (result.kind !== 'task')
-        throw new Refused(422, `Skill "${payload.skill}" answers directly; use A2A for it`);
+        skill: payload.skill,
+        input: payload.input ?? {},
+        key: key === undefined ? undefined : messageIdOf(key),
+        metadata: key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
+        policy: policyOf(principal),
+      });
       view = result.view;
       if (!result.created) {
         const stored = view.record.metadata?.[IDEMPOTENCY_METADATA] as { payloadHash?: string } | undefined;

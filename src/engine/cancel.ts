@@ -1,0 +1,67 @@
+import { agentText, type Core } from './core.js';
+import { EngineError } from './errors.js';
+import { get, record } from './reads.js';
+import { waitUntil } from './streams.js';
+import { isTerminal, type TaskView } from './task.js';
+
+/**
+ * Cancels a task. A queued or interrupted task is canceled at once. A working one has its job's
+ * signal aborted; the job gets `cancelGraceMs` to stop, then the task is marked canceled whatever
+ * the job does (its later writes are refused by the state guard).
+ */
+export async function cancel(core: Core, owner: string, id: string): Promise<TaskView> {
+  const { journal } = core;
+  for (;;) {
+    const found = await record(core, owner, id);
+    if (isTerminal(found.state)) {
+      throw new EngineError('task-not-cancelable', `Task ${id} is ${found.state} and cannot be canceled`);
+    }
+    if (found.state !== 'working') {
+      const result = await journal.commit({
+        taskId: id,
+        from: [found.state],
+        to: 'canceled',
+        statusMessage: agentText(id, found.contextId, 'Canceled by request'),
+        events: [],
+        at: journal.now(),
+      });
+      if (result) return get(core, owner, id);
+      continue; // claimed or answered meanwhile
+    }
+    await journal.store.requestCancel(id);
+    journal.cancelRequested(id);
+    const after = await waitUntil(core, id, isTerminal, core.cancelGraceMs);
+    if (!isTerminal(after.state)) {
+      await journal.commit({
+        taskId: id,
+        from: ['working', 'submitted', 'input-required', 'auth-required'],
+        to: 'canceled',
+        statusMessage: agentText(id, found.contextId, 'Canceled by request (the job did not stop in time)'),
+        releaseLease: true,
+        events: [],
+        at: journal.now(),
+      });
+    }
+    return get(core, owner, id);
+  }
+}
+
+/**
+ * Fails the tasks whose wait for input passed its deadline (the runner calls this on its timer).
+ * Guarded like any transition: an answer that came first wins.
+ */
+export async function failOverdueInputs(core: Core, limit: number): Promise<number> {
+  const { journal } = core;
+  const overdue = await journal.store.overdueInputs(journal.now(), limit);
+  for (const r of overdue) {
+    await journal.commit({
+      taskId: r.id,
+      from: ['input-required'],
+      to: 'failed',
+      statusMessage: agentText(r.id, r.contextId, 'No answer came before the deadline'),
+      events: [],
+      at: journal.now(),
+    });
+  }
+  return overdue.length;
+}

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { ArtifactLink } from './artifacts.js';
+import { EngineError } from './errors.js';
+import type { Journal } from './journal.js';
+import type { EngineLimits } from './limits.js';
+import type { PushConfigs } from './push-configs.js';
+import type { SkillRegistry } from './registry.js';
+import type { TooManyTasks } from './store-port.js';
+import type { Message } from './task.js';
+
+/**
+ * What the engine's commands, reads and streams share: the journal (store, hub, clock, write path)
+ * and the engine's settings. Built once by {@link Engine}; never seen by callers.
+ */
+export interface Core {
+  journal: Journal;
+  skills: SkillRegistry;
+  /** The webhooks of callers' tasks. */
+  push: PushConfigs;
+  limits: EngineLimits;
+  artifactUrl: ArtifactLink;
+  /** Upper bound on any skill's ttlMs. */
+  maxTtlMs: number;
+  cancelGraceMs: number;
+  newTaskId: (now: number) => string;
+  /** Unfinished tasks an owner may have at once; 0 for no limit. */
+  maxActiveTasks: number;
+}
+
+/** What a caller may do, as its identity says. */
+export interface CallerPolicy {
+  /** Skills the caller may use; undefined for all. */
+  skills?: ReadonlySet<string>;
+  /** The name approver lists call this caller by ("tenant/principal", "jwt:tenant/principal"), if any. */
+  approverName?: string;
+}
+
+export const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);
+
+/** The store port's refusals, as the engine tells its callers. */
+export async function storeRefusals<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    const name = (err as { name?: unknown } | undefined)?.name;
+    if (name === 'TooManyTasks') {
+      throw new EngineError(
+        'too-many-tasks',
+        `You have ${(err as TooManyTasks).active} unfinished tasks, the most allowed; wait for one to end`,
+      );
+    }
+    if (name === 'InvalidPageToken') throw new EngineError('invalid-params', 'pageToken is not valid');
+    throw err;
+  }
+}
+
+/** An agent message with one text part, as status messages carry. */
+export function agentText(taskId: string, contextId: string, text: string): Message {
+  return { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }], taskId, contextId };
+}
+
+/** Refuses a message with more parts than the engine accepts. */
+export function refuseManyParts(message: Message, limits: EngineLimits): void {
+  if (message.parts.length <= limits.maxMessageParts) return;
+  throw new EngineError(
+    'invalid-params',
+    `message.parts has ${message.parts.length} parts; at most ${limits.maxMessageParts} are accepted`,
+  );
+}

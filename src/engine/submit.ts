@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { type CallerPolicy, type Core, refuseManyParts, storeRefusals } from './core.js';
+import { type NewPushConfig, pushConfigFor } from './push-configs.js';
+import { get } from './reads.js';
+import type { Message, TaskView } from './task.js';
+import { foldView } from './view.js';
+
+/** A new task: the skill and input the caller chose, and how the caller wants it kept. */
+export interface Submission {
+  owner: string;
+  /** The skill's id. */
+  skill: string;
+  /** The skill's input as the caller gave it: validated by the skill's schema here. */
+  input: unknown;
+  /**
+   * Makes the submission idempotent: another submission with the same owner and key returns the
+   * task the first one made and changes nothing. Default: the message's messageId, or none.
+   */
+  key?: string;
+  /**
+   * What the caller said, recorded as the task's first message (A2A: the message as sent). Default:
+   * a user message whose one data part is `{skill, input}`.
+   */
+  message?: Message;
+  /** The conversation the task joins; default: a new one. */
+  contextId?: string;
+  /** The caller's own data, kept with the task and shown to its owner. */
+  metadata?: Record<string, unknown>;
+  /** A webhook registered with the task, in the same transaction. */
+  push?: NewPushConfig;
+  policy?: CallerPolicy;
+}
+
+export interface Submitted {
+  view: TaskView;
+  /** False when the key had already made this task (a retry). */
+  created: boolean;
+}
+
+/** Creates the task a caller asked for and queues it; see {@link Submission}. */
+export async function submit(core: Core, s: Submission): Promise<Submitted> {
+  const { journal } = core;
+  if (s.message) refuseManyParts(s.message, core.limits);
+  const skill = core.skills.use(s.skill, s.policy);
+  const input = core.skills.parseInput(skill, s.input);
+  const now = journal.now();
+  const id = core.newTaskId(now);
+  const contextId = s.contextId || randomUUID();
+  const ttlMs = Math.min(skill.ttlMs, core.maxTtlMs);
+  const said: Message = s.message ?? {
+    messageId: '',
+    role: 'ROLE_USER',
+    parts: [{ data: { skill: s.skill, input: s.input ?? {} } }],
+  };
+  const messageId = s.key ?? (s.message?.messageId || randomUUID());
+  const first: Message = { ...said, messageId, taskId: id, contextId };
+  // No lookup of the key first: createTask answers a retry with the task it made, in the same
+  // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
+  const { result, created } = await storeRefusals(
+    journal.store.createTask({
+      id,
+      contextId,
+      owner: s.owner,
+      skill: skill.id,
+      input,
+      metadata: s.metadata,
+      createdAt: now,
+      expiresAt: now + ttlMs,
+      ttlMs,
+      pollIntervalMs: skill.pollIntervalMs,
+      messageId,
+      pushConfigs: s.push && [pushConfigFor(id, s.push, now)],
+      maxActive: core.maxActiveTasks || undefined,
+      events: [
+        { kind: 'message', message: first },
+        { kind: 'status', state: 'submitted' },
+      ],
+    }),
+  );
+  if (!created) return { view: await get(core, s.owner, result.record.id), created };
+  journal.publish(result);
+  journal.queued();
+  // The write returned the whole new task: no need to read it back.
+  return { view: foldView(result.record, result.events, undefined, core.artifactUrl), created };
+}
