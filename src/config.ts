@@ -34,7 +34,7 @@ const Env = z.object({
   SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENT_CARD_FILE: z.string().min(1).default(`${PACKAGE_ROOT}agent-card.json`),
-  DEFAULT_SKILL: z.string().min(1).default('export'),
+  DEFAULT_SKILL: z.string().min(1).optional(),
   MAX_BODY_BYTES: int(1024).default(1024 * 1024),
   BLOCKING_TIMEOUT_MS: int(0).default(30 * SECOND),
   CANCEL_GRACE_MS: int(0).default(5 * SECOND),

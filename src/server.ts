@@ -70,7 +70,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   const operatorSkills = loadOperatorSkills(config);
   const offered = [...BUILTIN_SKILLS, ...operatorSkills, ...(options.skills ?? [])];
-  if (!offered.some((s) => s.id === config.DEFAULT_SKILL)) {
+  if (config.DEFAULT_SKILL !== undefined && !offered.some((s) => s.id === config.DEFAULT_SKILL)) {
     const ids = offered.map((s) => s.id).join(', ');
     throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
   }

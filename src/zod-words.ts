@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { didYouMean } from './did-you-mean.js';
 
 const KIND: Record<string, string> = {
   string: 'a string',
@@ -27,9 +28,20 @@ export const expectedKind = (expected: string): string => KIND[expected] ?? expe
 export function installZodWords(): void {
   z.config({
     customError: (issue) => {
+      if (issue.code === 'unrecognized_keys') return unknownKeys(issue.keys, issue.inst);
       if (issue.code !== 'invalid_type') return undefined;
       if (issue.input === undefined) return 'is required';
       return `must be ${expectedKind(issue.expected)}, not ${kindOf(issue.input)}`;
     },
   });
+}
+
+/** "unknown key "row" (did you mean "rows"?); known keys: rows, format": a typo must not pass unseen. */
+function unknownKeys(keys: readonly string[], schema: unknown): string {
+  const shape = (schema as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
+    ?.shape;
+  const known = Object.keys(shape ?? {});
+  const named = keys.map((k) => `"${k}"${didYouMean(k, known)}`).join(', ');
+  const which = keys.length === 1 ? 'unknown key' : 'unknown keys';
+  return known.length > 0 ? `${which} ${named}; known keys: ${known.join(', ')}` : `${which} ${named}`;
 }

@@ -48,7 +48,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
   const path = join(dir, 'tasks.db');
   const store = new SqliteStore({ path });
   const hub = new EventHub();
-  const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id ?? '');
+  const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id);
   const journal = new Journal({ store, hub, clock: o.clock });
   const engine = new Engine({
     journal,

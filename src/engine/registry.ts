@@ -5,15 +5,18 @@ import type { AnySkill } from './skill.js';
 /** The skills this agent offers: how a caller's choice and input are checked. */
 export class SkillRegistry {
   readonly #skills = new Map<string, AnySkill>();
-  /** The skill a face picks when the caller names none (A2A plain text). */
-  readonly defaultSkill: string;
+  /**
+   * The skill that takes a message naming none (A2A text that starts with no skill's name), if the
+   * operator chose one; without it such a message is refused, listing the skills.
+   */
+  readonly defaultSkill: string | undefined;
 
-  constructor(skills: readonly AnySkill[], defaultSkill: string) {
+  constructor(skills: readonly AnySkill[], defaultSkill?: string) {
     for (const s of skills) {
       if (this.#skills.has(s.id)) throw new Error(`skill "${s.id}" is defined twice`);
       this.#skills.set(s.id, s);
     }
-    if (!this.#skills.has(defaultSkill)) {
+    if (defaultSkill !== undefined && !this.#skills.has(defaultSkill)) {
       throw new Error(
         `default skill "${defaultSkill}" is not one of: ${[...this.#skills.keys()].join(', ')}`,
       );
@@ -48,7 +51,9 @@ export class SkillRegistry {
   parseInput(skill: AnySkill, raw: unknown): unknown {
     const parsed = skill.input.safeParse(raw);
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
+    // A typo in a key explains the rest (a required field "missing"): say it first.
+    const { issues } = parsed.error;
+    const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
     const where = issue?.path.length ? `input.${issue.path.join('.')}` : 'input';
     throw new EngineError(
       'invalid-params',

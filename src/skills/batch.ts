@@ -159,7 +159,7 @@ export const MAX_ITEMS = 10_000;
 const CHUNK_ITEMS = 500;
 const FLUSH_MS = 1000;
 
-const Request = z.object({
+const Request = z.strictObject({
   operation: z.string().min(1),
   items: z.array(z.unknown()).min(1).max(MAX_ITEMS),
   concurrency: z.number().int().min(1).max(32).default(4),

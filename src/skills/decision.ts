@@ -13,7 +13,7 @@ export const Decision = z.preprocess(
     const approve = ['approve', 'approved', 'yes', 'ok'].includes(match[1].toLowerCase());
     return { decision: approve ? 'approve' : 'reject', comment: match[2]?.trim() || undefined };
   },
-  z.object({
+  z.strictObject({
     decision: z.enum(['approve', 'reject'], {
       message: 'answer "approve" or "reject" (a comment may follow)',
     }),
@@ -36,7 +36,7 @@ export const ApproverName = z.string().transform((name, ctx) => {
 });
 
 /** Asking a person: who may answer (else the requester) and for how long. */
-export const Approval = z.object({
+export const Approval = z.strictObject({
   approver: ApproverName.optional(),
   /** Hours to wait for the decision before the task fails (default: as long as the task is kept). */
   deadlineHours: z

@@ -9,7 +9,7 @@ const BATCH_ROWS = 1000;
 /** A chunk is written in pieces of about this many characters (one stored blob piece). */
 const WRITE_BYTES = 2 ** 20;
 
-const Input = z.object({
+const Input = z.strictObject({
   /** Rows to generate (ignored when `data` is given). */
   rows: z.number().int().min(0).max(100_000_000).default(1000),
   format: z.enum(['csv', 'ndjson']).default('csv'),

@@ -10,7 +10,7 @@ export const sleepSkill = defineSkill({
     'Waits the given number of seconds, reporting progress each second. A stand-in for any long job.',
   tags: ['demo', 'long-running'],
   examples: ['sleep 30', '{"skill":"sleep","input":{"seconds":600}}'],
-  input: z.object({ seconds: z.number().min(0).max(86_400).default(5) }),
+  input: z.strictObject({ seconds: z.number().min(0).max(86_400).default(5) }),
   inputFromText: (text) => {
     const n = /(\d+(?:\.\d+)?)/.exec(text)?.[1];
     return n ? { seconds: Number(n) } : {};

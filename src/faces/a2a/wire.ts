@@ -29,6 +29,10 @@ export function toEngineMessage(message: SdkMessage | undefined): Message {
   if (!message) throw new RequestMalformedError('params.message is required');
   if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
   if (!message.parts?.length) throw new RequestMalformedError('message.parts must not be empty');
+  // v1.0 requires it (and v0.3's "user"/"agent" arrive translated): a caller's message is ROLE_USER.
+  if (!message.role) {
+    throw new RequestMalformedError('message.role is required: send "ROLE_USER" (v0.3: "user")');
+  }
   message.parts.forEach((p, i) => {
     if (!p.content)
       throw new RequestMalformedError(`message.parts[${i}] has no content (text, raw, url or data)`);
