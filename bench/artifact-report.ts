@@ -2,7 +2,7 @@ import type { LoadResult } from './load.js';
 import { ms, table } from './report.js';
 import { type Results, runOf, summarise } from './results.js';
 import { ARTIFACT_KINDS, type FullDownload, RANGED_REQUESTS } from './scenarios/artifact.js';
-import { SERVER_LABELS } from './servers/launch.js';
+import { SERVER_LABELS } from './servers/kinds.js';
 import { median } from './stats.js';
 import type { TargetRow } from './targets.js';
 

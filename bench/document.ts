@@ -21,7 +21,7 @@ import {
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
 import { PUSH_GRACE_MS } from './scenarios/push.js';
-import { SERVER_KINDS, SERVER_LABELS } from './servers/launch.js';
+import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
 
 /** docs/BENCHMARKS.md: the runs, the machine, the exact commands, the tables, the targets, the profiles. */
 export function renderDocument(r: Results): string {

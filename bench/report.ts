@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './profile.js';
 import { type LoadSummary, type Results, summarise, summariseFanout, summarisePush } from './results.js';
-import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/launch.js';
+import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { evaluateTargets } from './targets.js';
 
 /** Markdown tables for the terminal and docs/BENCHMARKS.md. */

@@ -9,7 +9,7 @@ import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
 import type { StoreKind } from './seed/templates.js';
-import type { ServerKind } from './servers/launch.js';
+import type { ServerKind } from './servers/kinds.js';
 import { median } from './stats.js';
 
 /** One run of the bench: where, when, how. */

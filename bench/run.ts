@@ -30,13 +30,7 @@ import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
 import { copyDb } from './seed/files.js';
-import {
-  isPostgres,
-  POSTGRES_KINDS,
-  SERVER_KINDS,
-  SERVER_LABELS,
-  type ServerKind,
-} from './servers/launch.js';
+import { isPostgres, POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { usePostgres } from './servers/postgres-cluster.js';
 import { checkEverythingRan } from './smoke-check.js';
 import { freshDbPath } from './temp.js';

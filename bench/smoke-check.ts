@@ -1,7 +1,7 @@
 import { artifactLoads } from './artifact-report.js';
 import { measuredScenarios, type Results } from './results.js';
 import { ARTIFACT_KINDS } from './scenarios/artifact.js';
-import { SERVER_LABELS, type ServerKind } from './servers/launch.js';
+import { SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 
 /**
  * Smoke runs assert no timing, only that every scenario produced answers, on every server kind it

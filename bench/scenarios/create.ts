@@ -1,6 +1,7 @@
 import { type LoadOptions, type LoadResult, measure } from '../load.js';
 import { sendBody } from '../rpc.js';
-import { launch, type ServerKind } from '../servers/launch.js';
+import type { ServerKind } from '../servers/kinds.js';
+import { launch } from '../servers/launch.js';
 
 export type Load = Omit<LoadOptions, 'body'>;
 

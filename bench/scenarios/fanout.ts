@@ -1,5 +1,6 @@
 import { call, cancelBody, createTasks } from '../rpc.js';
-import { launch, type ServerKind } from '../servers/launch.js';
+import type { ServerKind } from '../servers/kinds.js';
+import { launch } from '../servers/launch.js';
 import { type Subscriber, subscribe } from '../sse.js';
 import { percentile, sleep } from '../stats.js';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type LoadResult, measure } from '../load.js';
 import { call, createTasks, getBody } from '../rpc.js';
-import { launch, type ServerKind } from '../servers/launch.js';
+import type { ServerKind } from '../servers/kinds.js';
+import { launch } from '../servers/launch.js';
 import type { Load } from './create.js';
 
 /**

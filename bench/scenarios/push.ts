@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as wait } from 'node:timers/promises';
 import { machineBusySeconds, waitForQuiet } from '../proc-stats.js';
 import { call, sendBody } from '../rpc.js';
-import { launch, type ServerKind } from '../servers/launch.js';
+import type { ServerKind } from '../servers/kinds.js';
+import { launch } from '../servers/launch.js';
 import { percentile } from '../stats.js';
 
 /** The servers that send webhooks here: taskhandle, and the SDK reference with its own push sender. */

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { DatabaseMeter, dropSchema, freshSchema, instanceUrl } from '../postgres.js';
 import { tempPath } from '../temp.js';
-import type { PostgresKind } from './launch.js';
+import type { PostgresKind } from './kinds.js';
 import { type RunningServer, spawnServer } from './process.js';
 
 let postgresUrl: string | undefined;

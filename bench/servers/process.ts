@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { CpuSnapshot } from '../postgres.js';
 import { cpuSeconds, rssBytes } from '../proc-stats.js';
-import type { ServerKind } from './launch.js';
+import type { ServerKind } from './kinds.js';
 
 /** A server under test: one process, or (the two-instance PostgreSQL kind) several serving as one. */
 export interface RunningServer {

@@ -1,4 +1,4 @@
-import type { CallerPolicy } from '../engine/core.js';
+import type { CallerPolicy } from '../engine/grant.js';
 import { approverName } from '../engine/grant.js';
 
 /** Who is calling: an authenticated principal of a tenant, or the anonymous caller. */

@@ -1,6 +1,6 @@
-import { type CallerPolicy, type Core, notFound, refuseManyParts } from './core.js';
+import { type Core, notFound, refuseManyParts } from './core.js';
 import { EngineError } from './errors.js';
-import { type AnswerReceipt, type Grant, grantOf, receiptOf } from './grant.js';
+import { type AnswerReceipt, type CallerPolicy, type Grant, grantOf, receiptOf } from './grant.js';
 import { refuseOverfullHistory } from './limits.js';
 import type { NewPushConfig } from './push-configs.js';
 import { get } from './reads.js';

@@ -27,14 +27,6 @@ export interface Core {
   maxActiveTasks: number;
 }
 
-/** What a caller may do, as its identity says. */
-export interface CallerPolicy {
-  /** Skills the caller may use; undefined for all. */
-  skills?: ReadonlySet<string>;
-  /** The name approver lists call this caller by ("tenant/principal", "jwt:tenant/principal"), if any. */
-  approverName?: string;
-}
-
 export const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);
 
 /** The store port's refusals, as the engine tells its callers. */

@@ -9,6 +9,14 @@ import { isInterrupted, type Message, type TaskRecord, type TaskState } from './
  */
 export type Grant = 'owner' | 'approver';
 
+/** What a caller may do, as its identity says. */
+export interface CallerPolicy {
+  /** Skills the caller may use; undefined for all. */
+  skills?: ReadonlySet<string>;
+  /** The name approver lists call this caller by ("tenant/principal", "jwt:tenant/principal"), if any. */
+  approverName?: string;
+}
+
 /** Who is asking: the owner key the engine scopes tasks by, and the name approver lists call them by. */
 export interface Sender {
   owner: string;

@@ -1,5 +1,5 @@
-import type { CallerPolicy } from './core.js';
 import { EngineError } from './errors.js';
+import type { CallerPolicy } from './grant.js';
 import type { AnySkill } from './skill.js';
 
 /** The skills this agent offers: how a caller's choice and input are checked. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type CallerPolicy, type Core, refuseManyParts, storeRefusals } from './core.js';
+import { type Core, refuseManyParts, storeRefusals } from './core.js';
+import type { CallerPolicy } from './grant.js';
 import { type NewPushConfig, pushConfigFor } from './push-configs.js';
 import { get } from './reads.js';
 import type { Message, TaskView } from './task.js';

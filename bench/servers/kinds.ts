@@ -1,0 +1,28 @@
+/**
+ * The servers under test: (a) the floor, (b) the SDK reference on two stores, (c) this server on
+ * SQLite, and on PostgreSQL with one instance and with two sharing one schema.
+ */
+export const SERVER_KINDS = [
+  'floor',
+  'sdk-memory',
+  'sdk-sqlite',
+  'taskhandle',
+  'taskhandle-pg',
+  'taskhandle-pg-2',
+] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
+
+/** The kinds that need a PostgreSQL server (skipped, with one log line, where none answers). */
+export const POSTGRES_KINDS = ['taskhandle-pg', 'taskhandle-pg-2'] as const satisfies readonly ServerKind[];
+export type PostgresKind = (typeof POSTGRES_KINDS)[number];
+export const isPostgres = (k: ServerKind): k is PostgresKind =>
+  (POSTGRES_KINDS as readonly string[]).includes(k);
+
+export const SERVER_LABELS: Record<ServerKind, string> = {
+  floor: '(a) node:http floor',
+  'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
+  'sdk-sqlite': '(b) SDK 1.3, DatabaseTaskStore (SQLite)',
+  taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
+  'taskhandle-pg-2': '(c) taskhandle, PostgreSQL, 2 instances',
+};
