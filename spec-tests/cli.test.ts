@@ -1,60 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { artifactText, CSV_HEADER, csvLines, eventually, getTask, rpcStream, V1 } from './a2a.js';
+import { cli, freePort, lines, start } from './cli-run.js';
 import { type Agent, launch, tempDbPath } from './harness.js';
-
-const MAIN = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
-
-interface Run {
-  proc: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** The exit code, once the command has ended. */
-  exited: Promise<number | null>;
-}
-
-/** Starts `taskhandle <args>` as a client of `url` (piped, so not a terminal). */
-function start(args: string[], url: string, token?: string): Run {
-  const proc = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, TASKHANDLE_URL: url, TASKHANDLE_TOKEN: token ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  proc.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return { proc, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** Runs `taskhandle <args>` against `agent` (with its API key, if it has one) to its end. */
-async function cli(agent: Agent | string, args: string[], token?: string) {
-  const url = typeof agent === 'string' ? agent : agent.url;
-  const key = token ?? (typeof agent === 'string' ? undefined : Object.values(agent.keys)[0]);
-  const run = start(args, url, key);
-  const code = await run.exited;
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 
 describe('taskhandle client commands', () => {
   const agents: Agent[] = [];

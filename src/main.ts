@@ -1,74 +1,53 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { addApiKey } from './auth/api-keys.js';
-import { isClientCommand, runClient } from './cli/index.js';
+import { CliError } from './cli/exit-codes.js';
+import { isServerCommand, runClient } from './cli/index.js';
+import { parseServerCommand, type ServerCommand } from './cli/server-args.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
 import { routeConsoleToLogger } from './logging/console.js';
 import { rotateSigningKey } from './push/signing-keys.js';
 import { startServer } from './server.js';
 
-const USAGE = `usage: taskhandle serve [--conformance]
-       taskhandle keys rotate
-       taskhandle api-keys add --principal NAME --tenant NAME [--label TEXT]
-       taskhandle submit|get|watch|cancel|result|list ...   (client: taskhandle help)
-
-  serve              run the agent (settings from the environment; see README)
-  --conformance      add the a2a-tck fixture skill and make it the default skill
-  keys rotate        make a new webhook signing key in KEYS_DIR; a running server signs with it
-                     within 10 s, and keeps the old public key published until its tokens expire
-  api-keys add       make an API key for a principal of a tenant, add its hash to API_KEYS_FILE
-                     and print the key (once: it is not stored); a running server accepts it
-                     within seconds`;
-
 async function main(): Promise<void> {
-  // The client commands parse their own options (and exit with their documented codes).
-  if (isClientCommand(process.argv[2])) {
-    process.exitCode = await runClient(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  // The client commands, help and every unknown command line are the CLI's: each ends with its
+  // documented exit code, and nothing there starts a server.
+  if (!isServerCommand(argv[0])) {
+    process.exitCode = await runClient(argv);
     return;
   }
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: {
-      conformance: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-      principal: { type: 'string' },
-      tenant: { type: 'string' },
-      label: { type: 'string' },
-    },
-  });
-  const command = positionals[0] ?? 'serve';
-  if (command === 'keys' && positionals[1] === 'rotate' && !values.help) {
+  let command: ServerCommand;
+  try {
+    command = parseServerCommand(argv);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    process.stderr.write(`taskhandle ${argv[0]}: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+    return;
+  }
+  if (command.name === 'help') {
+    process.stdout.write(`${command.text}\n`);
+    return;
+  }
+  if (command.name === 'keys rotate') {
     const { keysDir } = loadConfig();
     console.log(JSON.stringify({ rotated: true, kid: await rotateSigningKey(keysDir), dir: keysDir }));
     return;
   }
-  if (command === 'api-keys' && positionals[1] === 'add' && !values.help) {
+  if (command.name === 'api-keys add') {
     const { API_KEYS_FILE } = loadConfig();
     if (!API_KEYS_FILE)
       throw new ConfigError('API_KEYS_FILE: set it to the file the server reads its keys from');
-    if (!values.principal || !values.tenant)
-      throw new ConfigError('api-keys add: --principal and --tenant are required');
-    const key = addApiKey(API_KEYS_FILE, values.principal, values.tenant, values.label);
-    console.log(
-      JSON.stringify({
-        principal: values.principal,
-        tenant: values.tenant,
-        apiKey: key,
-        file: API_KEYS_FILE,
-      }),
-    );
-    return;
-  }
-  if (values.help || command !== 'serve') {
-    console.log(USAGE);
-    process.exitCode = values.help ? 0 : 2;
+    const { principal, tenant, label } = command;
+    const key = addApiKey(API_KEYS_FILE, principal, tenant, label);
+    console.log(JSON.stringify({ principal, tenant, apiKey: key, file: API_KEYS_FILE }));
     return;
   }
   let skills: AnySkill[] = [];
   const env = { ...process.env };
-  if (values.conformance) {
+  if (command.conformance) {
     // The fixture lives with the spec tests; it is compiled alongside the server.
     const { conformanceSkill } = await import('../spec-tests/fixture/conformance-skill.js');
     skills = [conformanceSkill];

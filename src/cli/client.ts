@@ -75,7 +75,34 @@ export class A2AClient {
     return res;
   }
 
-  /** A unary call: its `result`, or a CliError for a JSON-RPC error or an unexpected answer. */
+  /**
+   * The error for an answer that is not JSON-RPC at all: --url points at something that is not an
+   * A2A agent's JSON-RPC endpoint. The agent card at the URL's origin, when there is one, names the
+   * endpoint to use instead.
+   */
+  private async notAnAgent(method: string, res: Response): Promise<CliError> {
+    const type = (res.headers.get('content-type') ?? 'no content type').split(';')[0];
+    const what = `${method}: ${this.endpoint} answered HTTP ${res.status} (${type}), not A2A JSON-RPC`;
+    const cardUrl = new URL('/.well-known/agent-card.json', this.endpoint).href;
+    let endpoint: string | undefined;
+    try {
+      const card = (await (await fetch(cardUrl, { signal: AbortSignal.timeout(3000) })).json()) as Json;
+      const listed = (card.supportedInterfaces ?? []) as Json[];
+      endpoint =
+        listed.find((i) => i.protocolBinding === 'JSONRPC' && String(i.protocolVersion).startsWith('1'))
+          ?.url ?? (card.preferredTransport === 'JSONRPC' ? card.url : undefined);
+    } catch {
+      // No card, or not JSON: the origin is not an A2A agent.
+    }
+    const next =
+      endpoint === undefined
+        ? `: no A2A agent card at ${cardUrl} either, so --url (or TASKHANDLE_URL) does not point at an A2A agent`
+        : new URL(endpoint).href === new URL(this.endpoint).href
+          ? `, though its agent card names this URL: the agent may be misconfigured`
+          : `: its agent card names the JSON-RPC endpoint ${endpoint}; use --url ${endpoint}`;
+    return new CliError(EXIT.refused, `${what}${next}`);
+  }
+
   /**
    * A file the agent links (a large artifact), as a byte stream. The credentials go only to the
    * agent's own origin: a link elsewhere is refused rather than sent the token.
@@ -108,14 +135,11 @@ export class A2AClient {
     return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
   }
 
+  /** A unary call: its `result`, or a CliError for a JSON-RPC error or an unexpected answer. */
   async call(method: string, params: unknown): Promise<Json> {
     const res = await this.post(method, params, 'application/json');
-    let body: Json;
-    try {
-      body = (await res.json()) as Json;
-    } catch (err) {
-      throw new CliError(EXIT.refused, `${method}: HTTP ${res.status}, not JSON-RPC: ${causeOf(err)}`);
-    }
+    const body = (await res.json().catch(() => undefined)) as Json | undefined;
+    if (body?.jsonrpc !== '2.0') throw await this.notAnAgent(method, res);
     if (body.error) throw rpcError(method, body.error);
     if (!res.ok || body.result === undefined)
       throw new CliError(EXIT.refused, `${method}: HTTP ${res.status} without a result`);
@@ -136,7 +160,8 @@ export class A2AClient {
     const res = await this.post(method, params, 'text/event-stream', lastEventId, signal);
     const type = res.headers.get('content-type') ?? '';
     if (!type.includes('text/event-stream')) {
-      const body = (await res.json().catch(() => ({}))) as Json;
+      const body = (await res.json().catch(() => undefined)) as Json | undefined;
+      if (body?.jsonrpc !== '2.0') throw await this.notAnAgent(method, res);
       if (body.error) throw rpcError(method, body.error);
       throw new CliError(EXIT.refused, `${method}: HTTP ${res.status}, not an event stream`);
     }

@@ -178,36 +178,60 @@ export async function watch({ client, args, values, out, err }: CommandInput): P
   let state = 'TASK_STATE_SUBMITTED';
   const draw = (note?: string) =>
     out.write(`\r${progressBar(percent, note ?? text, state, out.columns || 80)}`);
-  const final = await follow(client, id, {
-    retryForMs: retryFor * 1000,
-    lastEventId: values['last-event-id'],
-    onEvent: ({ result: r }) => {
-      if (!live) {
-        println(out, JSON.stringify(r));
-        return;
-      }
-      const source = (r.task ?? r.statusUpdate) as Json | undefined;
-      if (!source) return;
-      if (source.status?.state) state = String(source.status.state);
-      const progress = handleOf(source).progress as Json | undefined;
-      if (progress) {
-        if (typeof progress.percent === 'number') percent = progress.percent;
-        text = progressText({ message: progress.message });
-      }
-      const said = messageText(source.status?.message);
-      if (said) text = said;
-      if (state === 'TASK_STATE_COMPLETED') percent = 100;
-      draw();
-    },
-    onRetry: (delayMs, lastEventId, reason) => {
-      if (live) draw(`reconnecting in ${delayMs} ms`);
-      else
-        println(
-          err,
-          `taskhandle: ${reason}; reconnecting in ${delayMs} ms (Last-Event-ID: ${lastEventId ?? 'none'})`,
-        );
-    },
-  });
+  let lastEventId: string | undefined = values['last-event-id'];
+  // Ctrl-C stops the watching, never the task: end the bar's line and say how to come back.
+  const stop = new AbortController();
+  const interrupt = () => stop.abort();
+  process.once('SIGINT', interrupt);
+  let final: string;
+  try {
+    final = await follow(client, id, {
+      retryForMs: retryFor * 1000,
+      lastEventId,
+      signal: stop.signal,
+      onEvent: ({ id: eventId, result: r }) => {
+        if (eventId !== undefined) lastEventId = eventId;
+        const source = (r.task ?? r.statusUpdate) as Json | undefined;
+        if (source?.status?.state) state = String(source.status.state);
+        if (!live) {
+          println(out, JSON.stringify(r));
+          return;
+        }
+        if (!source) return;
+        const progress = handleOf(source).progress as Json | undefined;
+        if (progress) {
+          if (typeof progress.percent === 'number') percent = progress.percent;
+          text = progressText({ message: progress.message });
+        }
+        const said = messageText(source.status?.message);
+        if (said) text = said;
+        if (state === 'TASK_STATE_COMPLETED') percent = 100;
+        draw();
+      },
+      onRetry: (delayMs, lastSeen, reason) => {
+        if (live) draw(`reconnecting in ${delayMs} ms`);
+        else
+          println(
+            err,
+            `taskhandle: ${reason}; reconnecting in ${delayMs} ms (Last-Event-ID: ${lastSeen ?? 'none'})`,
+          );
+      },
+    });
+  } catch (e) {
+    if (!stop.signal.aborted) throw e;
+    if (live) out.write('\n');
+    // Piped, the events so far are printed: re-attaching after the last one misses none, repeats none.
+    const resume = !live && lastEventId !== undefined ? ` --last-event-id ${lastEventId}` : '';
+    const url = values.url === undefined ? '' : ` --url ${values.url}`;
+    println(
+      err,
+      `taskhandle watch: stopped watching; task ${id} goes on (${shortState(state)} when last seen). ` +
+        `Re-attach with: taskhandle watch ${id}${resume}${url}`,
+    );
+    return EXIT.interrupted;
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+  }
   if (live) out.write('\n');
   const code = exitCodeOf(final);
   if (code !== EXIT.ok) println(err, `task ${id} is ${shortState(final)}`);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { A2AClient, Json, StreamEvent } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { isSettled } from './states.js';
@@ -14,6 +15,8 @@ export interface FollowOptions {
   retryForMs?: number;
   /** Resume after this event id (Last-Event-ID) instead of from the task as it stands. */
   lastEventId?: string | undefined;
+  /** Stops following (Ctrl-C): `follow` then throws the signal's reason, whatever it was doing. */
+  signal?: AbortSignal;
 }
 
 /** The task state an event carries, if any (a task snapshot or a status update). */
@@ -39,7 +42,7 @@ export async function follow(client: A2AClient, id: string, o: FollowOptions): P
   for (;;) {
     let reason = 'the stream ended before the task did';
     try {
-      for await (const event of client.stream('SubscribeToTask', { id }, lastEventId)) {
+      for await (const event of client.stream('SubscribeToTask', { id }, lastEventId, o.signal)) {
         if (event.id !== undefined) lastEventId = event.id;
         failingSince = undefined;
         backoff = 250;
@@ -48,6 +51,7 @@ export async function follow(client: A2AClient, id: string, o: FollowOptions): P
         if (state && isSettled(state)) return state;
       }
     } catch (err) {
+      o.signal?.throwIfAborted();
       if (!(err instanceof CliError)) throw err;
       if (err.rpcCode === UNSUPPORTED_OPERATION) {
         // Nothing left to stream: the task has ended (or the agent cannot stream). Show where it stands.
@@ -64,7 +68,7 @@ export async function follow(client: A2AClient, id: string, o: FollowOptions): P
     if (Date.now() - failingSince > retryForMs)
       throw new CliError(EXIT.connection, `gave up after ${Math.round(retryForMs / 1000)} s: ${reason}`);
     o.onRetry?.(backoff, lastEventId, reason);
-    await new Promise((r) => setTimeout(r, backoff));
+    await sleep(backoff, undefined, { signal: o.signal });
     backoff = Math.min(backoff * 2, 5_000);
   }
 }

@@ -5,9 +5,28 @@ const CONNECTION = `connection:
   --token TOKEN      sent as Authorization: Bearer (an API key or a JWT; env TASKHANDLE_TOKEN)`;
 
 const EXITS = `exit codes: 0 ok/completed, 1 task failed/rejected/canceled, 2 usage, 3 not found, 4 auth,
-  5 connection, 6 input required, 7 request refused, 8 not finished yet (see docs/cli.md)`;
+  5 connection, 6 input required, 7 request refused, 8 not finished yet, 130 interrupted (docs/cli.md)`;
 
 export const COMMAND_HELP: Record<string, string> = {
+  serve: `usage: taskhandle serve [--conformance]
+
+Runs the agent in the foreground until SIGTERM or Ctrl-C. It takes no arguments: every setting
+comes from the environment (PORT, DATABASE_URL, API_KEYS_FILE...; the README's Settings lists them).
+  --conformance      add the a2a-tck fixture skill and make it the default skill
+exit codes: 0 stopped cleanly, 1 failed, 2 usage, 78 a bad setting`,
+  keys: `usage: taskhandle keys rotate
+
+Makes a new webhook signing key in KEYS_DIR (run it with the server's settings). A running server
+signs with it within 10 s and keeps the old public key published until its tokens expire.
+exit codes: 0 ok, 2 usage, 78 a bad setting`,
+  'api-keys': `usage: taskhandle api-keys add --principal NAME --tenant NAME [--label TEXT]
+
+Makes an API key for a principal of a tenant, adds its hash to API_KEYS_FILE and prints the key
+once (it is not stored). A running server accepts it within seconds.
+  --principal NAME   who the key is (required)
+  --tenant NAME      the principal's tenant (required)
+  --label TEXT       a note kept beside the hash
+exit codes: 0 ok, 2 usage, 78 a bad setting (API_KEYS_FILE unset)`,
   submit: `usage: taskhandle submit <skill> --input JSON [--wait] [--message-id ID] [--json]
        taskhandle submit --text TEXT [--wait]
 
@@ -55,6 +74,7 @@ ${EXITS}`,
 Follows a task (SubscribeToTask over SSE) until it ends or needs input. On a terminal: a live
 progress bar. Piped: one JSON event per line (NDJSON), as the agent sent them, in order.
 A dropped stream or a restarted server is reconnected with Last-Event-ID: no event is lost.
+Ctrl-C stops watching (exit 130), not the task: it prints the command that re-attaches.
   --retry-for S      give up (exit 5) after S seconds without reaching the agent (default 60)
   --last-event-id ID start after this event id instead of from the task as it stands
   --json             NDJSON even on a terminal
@@ -68,6 +88,7 @@ server:
   serve              run the agent (settings from the environment; see README)
   keys rotate        make a new webhook signing key
   api-keys add       make an API key for a principal of a tenant
+  help [command]     this overview, or a command's options
 
 client (speaks A2A v1.0 JSON-RPC to --url; works with any A2A agent):
   submit <skill>     send a task and print its id (--wait to wait for it)
@@ -77,6 +98,6 @@ client (speaks A2A v1.0 JSON-RPC to --url; works with any A2A agent):
   result <id>        write a completed task's artifacts (-o FILE)
   list               list your tasks
 
-Run taskhandle <command> --help for its options. Docs: docs/cli.md
+Run taskhandle <command> --help (or taskhandle help <command>) for its options. Docs: docs/cli.md
 ${CONNECTION}
 ${EXITS}`;

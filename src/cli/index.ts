@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
+import { type Options, parseCommandLine } from './args.js';
 import { A2AClient } from './client.js';
 import * as commands from './commands.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { COMMAND_HELP, OVERVIEW } from './help.js';
-
-type Options = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+import { SERVER_COMMANDS } from './server-args.js';
+import { didYouMean } from './suggest.js';
 
 const COMMON: Options = {
   url: { type: 'string' },
@@ -36,9 +36,11 @@ const COMMANDS = {
   watch: commands.watch,
 };
 
-/** The client commands main.ts hands over (`help` included). */
-export const isClientCommand = (name: string | undefined): boolean =>
-  name === 'help' || (name !== undefined && Object.hasOwn(COMMANDS, name));
+/** The commands main.ts runs itself (the server's); every other command line is runClient's. */
+export const isServerCommand = (name: string | undefined): boolean =>
+  (SERVER_COMMANDS as readonly string[]).includes(name ?? '');
+
+const EVERY_COMMAND = [...SERVER_COMMANDS, 'help', ...Object.keys(COMMANDS)];
 
 export const DEFAULT_URL = 'http://127.0.0.1:41241';
 
@@ -52,20 +54,31 @@ export async function runClient(argv: string[], env: NodeJS.ProcessEnv = process
   const [name, ...rest] = argv;
   const out = process.stdout;
   const err = process.stderr;
-  if (name === 'help') {
+  if (name === undefined) {
+    // A bare `taskhandle` is a question, not an order to start a server here: the overview, exit 2.
+    err.write(`${OVERVIEW}\n\ntaskhandle: give a command (taskhandle serve runs the agent)\n`);
+    return EXIT.usage;
+  }
+  if (name === 'help' || name === '--help' || name === '-h') {
     const topic = rest[0];
-    const text = topic && Object.hasOwn(COMMAND_HELP, topic) ? COMMAND_HELP[topic] : OVERVIEW;
-    out.write(`${text}\n`);
+    if (topic !== undefined && !Object.hasOwn(COMMAND_HELP, topic)) {
+      err.write(`taskhandle help: no command "${topic}"${didYouMean(topic, Object.keys(COMMAND_HELP))}\n`);
+      return EXIT.usage;
+    }
+    out.write(`${topic === undefined ? OVERVIEW : COMMAND_HELP[topic]}\n`);
     return EXIT.ok;
+  }
+  if (!Object.hasOwn(COMMANDS, name)) {
+    err.write(
+      name.startsWith('-')
+        ? `taskhandle: ${name} is an option: put it after a command (taskhandle <command> ${name}); taskhandle help lists the commands\n`
+        : `taskhandle ${name}: unknown command${didYouMean(name, EVERY_COMMAND)}; taskhandle help lists the commands\n`,
+    );
+    return EXIT.usage;
   }
   const command = name as keyof typeof COMMANDS;
   try {
-    let parsed: ReturnType<typeof parseArgs>;
-    try {
-      parsed = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON, ...OPTIONS[command] } });
-    } catch (e) {
-      throw new CliError(EXIT.usage, `${(e as Error).message}\n\n${COMMAND_HELP[command]}`);
-    }
+    const parsed = parseCommandLine(command, rest, { ...COMMON, ...OPTIONS[command] });
     if (parsed.values.help) {
       out.write(`${COMMAND_HELP[command]}\n`);
       return EXIT.ok;
