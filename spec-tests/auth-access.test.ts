@@ -384,10 +384,10 @@ describe('taskhandle api-keys add', () => {
     }
   });
 
-  it('refuses without --principal or --tenant, or without API_KEYS_FILE (exit 78)', async () => {
+  it('refuses without --principal or --tenant (a usage error, exit 2), or without API_KEYS_FILE (exit 78)', async () => {
     const file = join(dirname(tempDbPath()), 'api-keys.json');
     const noTenant = await runCli(['api-keys', 'add', '--principal', 'x'], { API_KEYS_FILE: file });
-    expect(noTenant.code).toBe(78);
+    expect(noTenant.code).toBe(2);
     expect(noTenant.stderr).toContain('--tenant');
     const noFile = await runCli(['api-keys', 'add', '--principal', 'x', '--tenant', 'y']);
     expect(noFile.code).toBe(78);
