@@ -13,80 +13,215 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
+/** What the README's Settings table says of a setting (see settings-table.ts). */
+const doc = (description: string, shownDefault?: string) => ({
+  description,
+  ...(shownDefault ? { shownDefault } : {}),
+});
+
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const DAY = 86_400 * SECOND;
 
-/** Every setting, read from the environment once at start. The README lists them. */
+/**
+ * Every setting, read from the environment once at start. Each carries what the README says of it
+ * (`npm run docs:settings` writes the README's Settings table from here; a test checks they agree):
+ * `description`, and `shownDefault` where the default is not a plain value.
+ */
 const Env = z.object({
-  PORT: int(0, 65_535).default(41_241),
-  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: int(0, 65_535).default(41_241).meta(doc('TCP port (`0`: any free port)')),
+  HOST: z.string().min(1).default('127.0.0.1').meta(doc('interface to listen on')),
   PUBLIC_URL: z
     .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
     .transform((u) => u.replace(/\/+$/, ''))
-    .optional(),
-  DATABASE_URL: z.string().min(1).default('sqlite:./data/taskhandle.db'),
+    .optional()
+    .meta(doc('base URL written into the agent card (set it behind a proxy)', '`http://HOST:PORT`')),
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .default('sqlite:./data/taskhandle.db')
+    .meta(doc('the store: `sqlite:<path>` (or `file:<path>`), or `postgres://...` for several instances')),
   DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,47}$/, 'must be a lower-case SQL name: a-z, 0-9 and _, at most 48 characters')
-    .default('public'),
-  DATABASE_POOL_MAX: int(1, 1000).default(10),
-  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AGENT_CARD_FILE: z.string().min(1).default(`${PACKAGE_ROOT}agent-card.json`),
-  DEFAULT_SKILL: z.string().min(1).optional(),
-  MAX_BODY_BYTES: int(1024).default(1024 * 1024),
-  BLOCKING_TIMEOUT_MS: int(0).default(30 * SECOND),
-  CANCEL_GRACE_MS: int(0).default(5 * SECOND),
-  MAX_TTL_MS: int(1000).default(30 * DAY),
-  RUNNER_CONCURRENCY: int(1, 10_000).default(16),
-  LEASE_MS: int(300).default(30 * SECOND),
-  RUNNER_POLL_MS: int(10).default(SECOND),
-  MAX_INTERRUPTIONS: int(0, 1000).default(3),
-  SWEEP_INTERVAL_MS: int(100).default(60 * SECOND),
-  SHUTDOWN_TIMEOUT_MS: int(0).default(10 * SECOND),
-  SSE_KEEPALIVE_MS: int(100).default(15 * SECOND),
-  PUSH_ALLOW: z.string().default(''),
-  PUSH_ALLOW_PUBLIC: z.enum(['true', 'false']).default('true'),
-  PUSH_TIMEOUT_MS: int(100).default(10 * SECOND),
-  PUSH_MAX_AGE_MS: int(SECOND).default(DAY),
-  PUSH_RETRY_MS: int(10).default(SECOND),
-  PUSH_RETRY_MAX_MS: int(10).default(10 * MINUTE),
-  PUSH_CONCURRENCY: int(1, 10_000).default(32),
-  PUSH_POLL_MS: int(10).default(SECOND),
-  KEYS_DIR: z.string().min(1).optional(),
-  API_KEYS_FILE: z.string().min(1).optional(),
-  JWT_JWKS_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-  JWT_JWKS_FILE: z.string().min(1).optional(),
-  JWT_ISSUER: z.string().min(1).optional(),
-  JWT_AUDIENCE: z.string().min(1).optional(),
-  JWT_TENANT_CLAIM: z.string().min(1).default('tenant'),
-  JWT_PRINCIPAL_CLAIM: z.string().min(1).default('sub'),
-  JWT_SKILLS_CLAIM: z.string().min(1).optional(),
-  ALLOW_ANONYMOUS: z.enum(['true', 'false']).default('false'),
-  ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY),
-  EXTENDED_SKILLS: z.string().default(''),
-  RATE_LIMIT_PER_S: int(0).default(0),
-  COMMANDS_FILE: z.string().min(1).optional(),
+    .default('public')
+    .meta(doc('PostgreSQL: the schema of the tables (lower-case letters, digits, `_`)')),
+  DATABASE_POOL_MAX: int(1, 1000).default(10).meta(doc('PostgreSQL: connections of this instance')),
+  SQLITE_SYNCHRONOUS: z
+    .enum(['full', 'normal'])
+    .default('full')
+    .meta(doc('`full` survives power loss; `normal` survives process crashes only, and is faster')),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .meta(doc('pino level: `fatal` `error` `warn` `info` `debug` `trace` `silent`')),
+  AGENT_CARD_FILE: z
+    .string()
+    .min(1)
+    .default(`${PACKAGE_ROOT}agent-card.json`)
+    .meta(
+      doc(
+        'the card template (name, description, version, provider, modes)',
+        '`./agent-card.json` of the package',
+      ),
+    ),
+  DEFAULT_SKILL: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('skill for messages that name none (unset: such a message is refused, listing the skills)')),
+  MAX_BODY_BYTES: int(1024)
+    .default(1024 * 1024)
+    .meta(doc('larger request bodies (on any method) are refused with 413')),
+  MAX_JSON_DEPTH: int(2, 1000)
+    .default(64)
+    .meta(doc('request bodies whose JSON nests objects and arrays deeper are refused (InvalidRequest, 400)')),
+  BLOCKING_TIMEOUT_MS: int(0)
+    .default(30 * SECOND)
+    .meta(doc('a blocking send returns the task as it stands after this long')),
+  CANCEL_GRACE_MS: int(0)
+    .default(5 * SECOND)
+    .meta(doc('how long a canceled job may take to stop before the task is marked canceled anyway')),
+  MAX_TTL_MS: int(1000)
+    .default(30 * DAY)
+    .meta(doc("cap on every skill's retention")),
+  RUNNER_CONCURRENCY: int(1, 10_000).default(16).meta(doc('jobs run at once by this process')),
+  LEASE_MS: int(300)
+    .default(30 * SECOND)
+    .meta(doc("a job's lease; a task whose runner stops renewing it is taken over after this long")),
+  RUNNER_POLL_MS: int(10)
+    .default(SECOND)
+    .meta(doc('how often the runner looks for runnable tasks besides wake-ups on submit')),
+  MAX_INTERRUPTIONS: int(0, 1000)
+    .default(3)
+    .meta(
+      doc('a task whose runner died (crash, `kill -9`) more often than this is failed instead of re-run'),
+    ),
+  SWEEP_INTERVAL_MS: int(100)
+    .default(60 * SECOND)
+    .meta(doc('how often expired tasks are deleted')),
+  SHUTDOWN_TIMEOUT_MS: int(0)
+    .default(10 * SECOND)
+    .meta(doc('on SIGTERM, how long running jobs may finish before they are released')),
+  SSE_KEEPALIVE_MS: int(100)
+    .default(15 * SECOND)
+    .meta(doc('keep-alive comment interval on open streams')),
+  PUSH_ALLOW: z
+    .string()
+    .default('')
+    .meta(doc('comma-separated CIDRs, IPs and host names webhooks may reach besides public addresses')),
+  PUSH_ALLOW_PUBLIC: z
+    .enum(['true', 'false'])
+    .default('true')
+    .meta(doc('`false`: webhooks may reach only `PUSH_ALLOW`')),
+  PUSH_TIMEOUT_MS: int(100)
+    .default(10 * SECOND)
+    .meta(doc('one delivery attempt, connect to response')),
+  PUSH_RETRY_MS: int(10).default(SECOND).meta(doc('first retry delay; doubles per attempt, with jitter')),
+  PUSH_RETRY_MAX_MS: int(10)
+    .default(10 * MINUTE)
+    .meta(doc('longest delay between two attempts')),
+  PUSH_MAX_AGE_MS: int(SECOND)
+    .default(DAY)
+    .meta(doc('a notification still undelivered this long after its event is dead-lettered')),
+  PUSH_DNS_MAX_ATTEMPTS: int(1, 1000)
+    .default(5)
+    .meta(doc('attempts to a webhook whose host name does not resolve before it is dead-lettered')),
+  PUSH_CONCURRENCY: int(1, 10_000)
+    .default(32)
+    .meta(doc('deliveries in flight at once (per webhook, always one at a time)')),
+  PUSH_POLL_MS: int(10).default(SECOND).meta(doc('how often due retries are looked for')),
+  KEYS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        'the webhook signing keys (PostgreSQL: `./data/keys`; the same for every instance)',
+        '`keys/` beside the SQLite file',
+      ),
+    ),
+  API_KEYS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('API keys (hashed): JSON array of `{principal, tenant, keyHash, label}`')),
+  JWT_JWKS_URL: z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+    .optional()
+    .meta(doc('where the JWT issuer publishes its keys (or `JWT_JWKS_FILE`)')),
+  JWT_JWKS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('a local JWKS file (instead of `JWT_JWKS_URL`), reread when it changes')),
+  JWT_ISSUER: z.string().min(1).optional().meta(doc('required `iss` of bearer JWTs (required with a JWKS)')),
+  JWT_AUDIENCE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('required `aud` of bearer JWTs (required with a JWKS)')),
+  JWT_TENANT_CLAIM: z.string().min(1).default('tenant').meta(doc("JWT claim naming the caller's tenant")),
+  JWT_PRINCIPAL_CLAIM: z.string().min(1).default('sub').meta(doc('JWT claim naming the caller')),
+  JWT_SKILLS_CLAIM: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('JWT claim listing the skills the caller may use (absent claim: every skill)')),
+  ALLOW_ANONYMOUS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .meta(doc('`true`: serve anonymous callers on a non-loopback `HOST`')),
+  ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY).meta(doc('retention cap when callers are anonymous')),
+  EXTENDED_SKILLS: z
+    .string()
+    .default('')
+    .meta(doc('skills shown only in the extended card (comma-separated ids)')),
+  COMMANDS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc("the `command` skill's allow-list (the skill exists only when this is set)")),
   // Under the runner's 2 s after-abort wait at shutdown: a command ignoring SIGTERM is still killed in time.
-  COMMAND_KILL_GRACE_MS: int(0).default(1500),
-  MAX_ACTIVE_TASKS: int(0).default(10_000),
-  MAX_MESSAGE_PARTS: int(1).default(100),
-  MAX_HISTORY_MESSAGES: int(1).default(1000),
-  MAX_HISTORY_BYTES: int(1024).default(4 * 2 ** 20),
-  MAX_ARTIFACT_BYTES: int(1).default(100 * 2 ** 20),
-  /** Artifacts up to this many bytes travel inline; larger ones by reference to the download route. */
-  INLINE_ARTIFACT_BYTES: int(0, 16 * 2 ** 20).default(64 * 2 ** 10),
-  /** Artifact bytes a principal may have stored at once, over all its tasks (`0`: no quota). */
-  MAX_STORED_BYTES: int(0).default(10 * 2 ** 30),
-  /** Bytes of rendered task JSON kept to answer polls of unchanged tasks. */
-  TASK_CACHE_BYTES: int(0).default(64 * 2 ** 20),
-  /** How deeply JSON in a request body may nest (objects and arrays); deeper bodies are refused. */
-  MAX_JSON_DEPTH: int(2, 1000).default(64),
-  /** Delivery attempts to a webhook whose host name does not resolve before it is dead-lettered. */
-  PUSH_DNS_MAX_ATTEMPTS: int(1, 1000).default(5),
-  RATE_LIMIT_BURST: int(1).optional(),
+  COMMAND_KILL_GRACE_MS: int(0)
+    .default(1500)
+    .meta(doc("after SIGTERM, how long a canceled command's process group has before SIGKILL")),
+  RATE_LIMIT_PER_S: int(0)
+    .default(0)
+    .meta(
+      doc('requests per second per principal (anonymous: per client address); over it: 429', '`0` (off)'),
+    ),
+  RATE_LIMIT_BURST: int(1)
+    .optional()
+    .meta(doc('requests a principal may send at once before the rate applies', '`2 × RATE_LIMIT_PER_S`')),
+  MAX_ACTIVE_TASKS: int(0)
+    .default(10_000)
+    .meta(doc('unfinished tasks a principal may have at once (`0`: no limit)')),
+  MAX_MESSAGE_PARTS: int(1)
+    .default(100)
+    .meta(doc('parts one message may have; more are refused (InvalidParams)')),
+  MAX_HISTORY_MESSAGES: int(1)
+    .default(1000)
+    .meta(doc("messages a task's history may hold; a message past it is refused: start a new task")),
+  MAX_HISTORY_BYTES: int(1024)
+    .default(4 * 2 ** 20)
+    .meta(doc("bytes of a task's messages (as JSON); a message past it is refused")),
+  MAX_ARTIFACT_BYTES: int(1)
+    .default(100 * 2 ** 20)
+    .meta(doc('bytes one artifact may hold (per run of its skill)')),
+  INLINE_ARTIFACT_BYTES: int(0, 16 * 2 ** 20)
+    .default(64 * 2 ** 10)
+    .meta(doc('larger artifacts are stored beside the log and shown by reference (a download URL)')),
+  MAX_STORED_BYTES: int(0)
+    .default(10 * 2 ** 30)
+    .meta(doc('artifact bytes a principal may have stored over all its tasks (`0`: no quota)')),
+  TASK_CACHE_BYTES: int(0)
+    .default(64 * 2 ** 20)
+    .meta(doc('memory for rendered GetTask answers of unchanged tasks')),
 });
+
+/** The settings' schema, for the README's table (settings-table.ts). */
+export const SETTINGS = Env;
 
 export type Config = z.infer<typeof Env> & {
   database: DatabaseConfig;

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { settingRows, TABLE_END, TABLE_START } from '../src/settings-table.js';
+
+/** The README's Settings table, row by row: setting name -> [default, meaning] as written. */
+function readmeRows(): Map<string, [string, string]> {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  expect(start, `README.md has no ${TABLE_START} marker`).toBeGreaterThan(-1);
+  expect(end, `README.md has no ${TABLE_END} after the start marker`).toBeGreaterThan(start);
+  const rows = new Map<string, [string, string]>();
+  for (const line of readme.slice(start, end).split('\n')) {
+    const cells = /^\| `([A-Z0-9_]+)` +\| (.*?) +\| (.*?) +\|$/.exec(line);
+    if (cells) rows.set(cells[1] as string, [cells[2] as string, cells[3] as string]);
+  }
+  return rows;
+}
+
+describe("the README's Settings table", () => {
+  it('lists every setting of src/config.ts, and only those, as the schema describes them (npm run docs:settings fixes it)', () => {
+    const written = readmeRows();
+    const problems: string[] = [];
+    for (const row of settingRows()) {
+      const cells = written.get(row.name);
+      if (!cells) problems.push(`${row.name}: missing from README.md`);
+      else if (cells[0] !== row.shownDefault)
+        problems.push(`${row.name}: README.md says default ${cells[0]}, src/config.ts ${row.shownDefault}`);
+      else if (cells[1] !== row.description)
+        problems.push(`${row.name}: README.md says "${cells[1]}", src/config.ts "${row.description}"`);
+      written.delete(row.name);
+    }
+    for (const name of written.keys())
+      problems.push(`${name}: in README.md but not a setting of src/config.ts`);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows defaults as a person reads them', () => {
+    const shown = Object.fromEntries(settingRows().map((r) => [r.name, r.shownDefault]));
+    expect(shown).toMatchObject({
+      PORT: '`41241`',
+      MAX_TTL_MS: '`2592000000` (30 days)',
+      PUSH_MAX_AGE_MS: '`86400000` (24 h)',
+      INLINE_ARTIFACT_BYTES: '`65536` (64 KiB)',
+      API_KEYS_FILE: '(none)',
+      PUSH_ALLOW: '(empty)',
+      RATE_LIMIT_BURST: '`2 × RATE_LIMIT_PER_S`',
+    });
+  });
+});
