@@ -18,10 +18,23 @@ export async function whyNoPostgres(url = postgresUrl): Promise<string | undefin
     await client.query('SELECT 1');
     return undefined;
   } catch (err) {
-    return `PostgreSQL unreachable at ${shown(url)} (${(err as Error).message}): its PostgreSQL tests skipped (set TEST_DATABASE_URL, or start PostgreSQL as .ci/run does)`;
+    return `${whyNot(err as Error & { code?: string }, url)}: this file's PostgreSQL tests are skipped`;
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** What went wrong, in words that tell a missing database from a server that is not there. */
+function whyNot(err: Error & { code?: string }, url: string): string {
+  const database = decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
+  const host = new URL(url).host;
+  // 3D000 invalid_catalog_name: the server answered, the database is not there.
+  if (err.code === '3D000')
+    return `PostgreSQL database missing: the server at ${host} answers but has no database "${database}" (create it: createdb -h ${new URL(url).hostname} -U postgres ${database}, as .ci/run does)`;
+  // 28xxx: the server answered and refused the credentials.
+  if (err.code?.startsWith('28'))
+    return `PostgreSQL refused the login at ${shown(url)} (${err.message}): fix TEST_DATABASE_URL's user or password`;
+  return `PostgreSQL server unreachable at ${shown(url)} (${err.message}): start it (as .ci/run does) or set TEST_DATABASE_URL`;
 }
 
 /** Whether PostgreSQL answers at `url` within 2 s. */
