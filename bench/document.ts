@@ -83,7 +83,7 @@ ${postgresLine(r)}
 \`\`\`sh
 npm ci
 ${command}     # builds the server and bench/, then runs every scenario
-npm run bench -- --smoke     # what CI runs: seconds, tiny sizes, no timing asserted
+npm run bench -- --smoke     # what CI runs: about 100 s, tiny sizes, no timing asserted, report in /tmp
 \`\`\`
 
 - ${mixed ? 'This run: ' : ''}${o.rounds} interleaved rounds${mixed ? ' (the rounds and load times of the others are in Runs)' : ''}: each round measures every server once per scenario, in an order

@@ -66,7 +66,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file); the results go
                         beside it (FILE.json), and a run with --only keeps the other sections from there
   --render FILE         write the report again from the results a run saved (FILE is printed at its end)
-  --smoke               seconds-long run of every scenario at tiny sizes (CI); asserts no timing`;
+  --smoke               every scenario at tiny sizes, about 100 s (CI); asserts no timing`;
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
