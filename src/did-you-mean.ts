@@ -1,45 +1,51 @@
+/** Edit distance (insert, delete, substitute, swap two neighbours), for "did you mean". */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}
+
 /**
- * The candidate a person most likely meant by `word` (a typo, a plural, a different case), or
- * undefined when none is close: at most a third of the word's letters edited, transpositions counted
- * once.
+ * The known word a typo most likely meant: one a prefix of it names, else the closest within two
+ * edits (one for short words), else undefined.
+ *
+ * @example
+ *   nearest('sevre', ['serve', 'submit']) // 'serve'
  */
-export function nearest(word: string, candidates: Iterable<string>): string | undefined {
-  const typed = word.toLowerCase();
+export function nearest(word: string, known: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  if (lower.length >= 2) {
+    const prefixed = known.filter((k) => k.startsWith(lower));
+    if (prefixed.length === 1) return prefixed[0];
+  }
   let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(typed.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = distance(typed, candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
+  let bestDistance = lower.length <= 3 ? 1 : 2;
+  for (const k of known) {
+    const dist = distance(lower, k);
+    if (dist <= bestDistance && (best === undefined || dist < bestDistance)) {
+      best = k;
+      bestDistance = dist;
     }
   }
   return best;
 }
 
-/** " (did you mean "x"?)" for the nearest candidate, or "" when none is close. */
-export const didYouMean = (word: string, candidates: Iterable<string>): string => {
-  const guess = nearest(word, candidates);
-  return guess === undefined ? '' : ` (did you mean "${guess}"?)`;
+/**
+ * ` (did you mean X?)`, or nothing when no known word is close: for unknown commands and options
+ * (the CLI) and unknown input keys (skills' schemas, shown quoted).
+ */
+export const didYouMean = (word: string, known: readonly string[], show = (k: string) => k): string => {
+  const guess = nearest(word, known);
+  return guess === undefined ? '' : ` (did you mean ${show(guess)}?)`;
 };
-
-/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return Number.POSITIVE_INFINITY;
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) rows.push([i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 0; j <= b.length; j++) (rows[0] as number[])[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    const row = rows[i] as number[];
-    const above = rows[i - 1] as number[];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d = Math.min(d, (rows[i - 2]?.[j - 2] as number) + 1);
-      }
-      row[j] = d;
-    }
-  }
-  return (rows[a.length] as number[])[b.length] as number;
-}

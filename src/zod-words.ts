@@ -41,7 +41,7 @@ function unknownKeys(keys: readonly string[], schema: unknown): string {
   const shape = (schema as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
     ?.shape;
   const known = Object.keys(shape ?? {});
-  const named = keys.map((k) => `"${k}"${didYouMean(k, known)}`).join(', ');
+  const named = keys.map((k) => `"${k}"${didYouMean(k, known, (guess) => `"${guess}"`)}`).join(', ');
   const which = keys.length === 1 ? 'unknown key' : 'unknown keys';
   return known.length > 0 ? `${which} ${named}; known keys: ${known.join(', ')}` : `${which} ${named}`;
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
+import { didYouMean } from '../did-you-mean.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { didYouMean } from './suggest.js';
 
 export type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;
 

@@ -1,10 +1,10 @@
+import { didYouMean } from '../did-you-mean.js';
 import { type Options, parseCommandLine } from './args.js';
 import { A2AClient } from './client.js';
 import * as commands from './commands.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { COMMAND_HELP, OVERVIEW } from './help.js';
 import { SERVER_COMMANDS } from './server-args.js';
-import { didYouMean } from './suggest.js';
 
 const COMMON: Options = {
   url: { type: 'string' },

@@ -1,7 +1,7 @@
+import { didYouMean } from '../did-you-mean.js';
 import { parseCommandLine } from './args.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { COMMAND_HELP } from './help.js';
-import { didYouMean } from './suggest.js';
 
 /** What main.ts runs besides the client commands, as the command line asked for it. */
 export type ServerCommand =
