@@ -26,6 +26,7 @@ import { EngineRequestHandler } from './faces/a2a/request-handler.js';
 import { restRouter } from './faces/a2a/rest.js';
 import { TaskJsonCache } from './faces/a2a/task-json.js';
 import type { Audit } from './faces/audit.js';
+import { home } from './faces/home.js';
 import { admission } from './faces/http/admission.js';
 import { clientErrorOf } from './faces/http/http-error.js';
 import { InFlight } from './faces/http/in-flight.js';
@@ -187,6 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = express();
   app.disable('x-powered-by');
   app.get('/.well-known/agent-card.json', serveCard(currentCard));
+  app.get('/', home(currentCard));
   // The public keys that verify our webhook notifications' signatures.
   app.get('/.well-known/jwks.json', async (_req, res) => {
     // The folder is read now (when it changed), not at the next timer: a key that another instance or

@@ -41,7 +41,9 @@ export function faceOf(r: FuzzRequest): Face {
   // As the server decides: /v1/... is v0.3 unless asked as v1.0 (then "v1" is a tenant).
   const header = Object.entries(r.headers).find(([k]) => k.toLowerCase() === 'a2a-version')?.[1];
   const asked = (header || new URLSearchParams(path.split('?')[1] ?? '').get('A2A-Version') || '').trim();
-  return asked === '1.0' || asked === '1.0.0' ? 'rest' : 'rest-v0.3';
+  // Major.Minor with an optional patch number, as docs/protocol-versions.md says.
+  const v = /^(\d{1,4})\.(\d{1,4})(?:\.\d{1,4})?$/.exec(asked);
+  return v && Number(v[1]) === 1 && Number(v[2]) === 0 ? 'rest' : 'rest-v0.3';
 }
 
 /** Why a response breaks the rules; `undefined` when it keeps them. */

@@ -49,7 +49,7 @@ const oddHeaders = fc.record(
     ),
     'Content-Encoding': fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'x-unknown', 'gzip, br', ''),
     'Last-Event-ID': fc.constantFrom('0', '1', '-1', '999999999999', 'abc', '1.5', '', ' 2 '),
-    'A2A-Version': fc.constantFrom('1.0', '0.3', '1.0.0', '0.3.0', '2.0', '', 'x', ' 1.0 '),
+    'A2A-Version': fc.constantFrom('1.0', '0.3', '1.0.0', '0.3.0', '1.0.5', '1', '2.0', '', 'x', ' 1.0 '),
     Accept: fc.constantFrom(
       'application/json',
       'text/event-stream',

@@ -123,11 +123,24 @@ const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
  * @example refuseAddress('::ffff:7f00:1', parseAllowList(undefined)) // "... is a loopback address"
  */
 export function refuseAddress(ip: string, policy: AddressPolicy): string | undefined {
+  return addressRefusal(ip, policy)?.reason;
+}
+
+/**
+ * Ranges an operator may mean to open for webhooks (a receiver on this host or the same network):
+ * a refusal of one says how. Metadata, multicast and the like are refused without that advice.
+ */
+const OPENABLE_RANGES = new Set(['loopback', 'private', 'uniqueLocal', 'carrierGradeNat']);
+
+function addressRefusal(
+  ip: string,
+  policy: AddressPolicy,
+): { reason: string; openable: boolean } | undefined {
   let parsed: IP;
   try {
     parsed = ipaddr.parse(ip);
   } catch {
-    return `${ip} is not an IP address`;
+    return { reason: `${ip} is not an IP address`, openable: false };
   }
   // The address the packets really go to: IPv4-mapped and NAT64 forms carry an IPv4 inside.
   const target = embeddedIPv4(parsed) ?? parsed;
@@ -138,11 +151,19 @@ export function refuseAddress(ip: string, policy: AddressPolicy): string | undef
   if (range === 'unicast') {
     return policy.publicAllowed
       ? undefined
-      : `${ip} is not on the push allow-list (public addresses are closed)`;
+      : { reason: `${ip} is not on the push allow-list (public addresses are closed)`, openable: true };
   }
   const via = target === parsed ? '' : ` (${target.toString()} inside)`;
-  return `${ip} is ${RANGE_NAMES[range] ?? `a ${range}`} address${via}`;
+  return {
+    reason: `${ip} is ${RANGE_NAMES[range] ?? `a ${range}`} address${via}`,
+    openable: OPENABLE_RANGES.has(range),
+  };
 }
+
+/** What a caller is told about opening a refused destination: the operator's setting, spelled out. */
+const howToAllow = (entry: string): string =>
+  `this server refuses it unless its operator allows it: start the server with PUSH_ALLOW=${entry} ` +
+  '(a comma-separated list of CIDRs, IPs and host names)';
 
 function embeddedIPv4(ip: IP): IpAddr.IPv4 | undefined {
   if (ip.kind() !== 'ipv6') return undefined;
@@ -164,7 +185,8 @@ const METADATA_NAMES = new Set(['metadata', 'instance-data']);
 
 /** A reason to refuse a host name before resolving it, or undefined. */
 function refuseHostName(host: string): string | undefined {
-  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a loopback host name`;
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    return `${host} is a loopback host name; ${howToAllow(host)}`;
   if (METADATA_NAMES.has(host) || host.endsWith('.internal'))
     return `${host} is a cloud-metadata/internal host name`;
   return undefined;
@@ -191,18 +213,21 @@ export function checkWebhookUrl(raw: string, policy: AddressPolicy): { url: URL 
   if (url.hostname === '') return { reason: 'the URL has no host' };
 
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (ipaddr.isValid(host)) {
-    const reason = refuseAddress(host, policy);
-    return reason === undefined ? { url } : { reason };
-  }
+  if (ipaddr.isValid(host)) return checkedAddress(url, host, policy);
   const name = normalizeHostName(host);
   if ('reason' in name) return name;
   // "127.0.0.1.." is no address to WHATWG URL, but is one once its dots are gone: judge it as one.
-  if (ipaddr.isValid(name.host)) {
-    const reason = refuseAddress(name.host, policy);
-    return reason === undefined ? { url } : { reason };
-  }
+  if (ipaddr.isValid(name.host)) return checkedAddress(url, name.host, policy);
   if (policy.hosts.has(name.host)) return { url };
   const reason = refuseHostName(name.host);
   return reason === undefined ? { url } : { reason };
+}
+
+/** A webhook URL whose host is an address: allowed, or refused saying (when it may be) how to allow it. */
+function checkedAddress(url: URL, ip: string, policy: AddressPolicy): { url: URL } | { reason: string } {
+  const refused = addressRefusal(ip, policy);
+  if (!refused) return { url };
+  if (!refused.openable) return { reason: refused.reason };
+  // Public addresses closed (PUSH_ALLOW_PUBLIC=false): listing the address opens it too.
+  return { reason: `${refused.reason}; ${howToAllow(ip)}` };
 }

@@ -141,7 +141,8 @@ describe('host names are normalised before every check (trailing dots, case, emp
     // Not an address to WHATWG URL, but one once the dots are gone.
     ['http://127.0.0.1../', '127.0.0.1 is a loopback address'],
   ])('regression: %s cannot slip past the name checks', (raw, reason) => {
-    expect(reasonFor(raw)).toBe(reason);
+    // The reason, before the advice on opening it (see the PUSH_ALLOW test).
+    expect(reasonFor(raw)?.split(';')[0]).toBe(reason);
   });
 
   it.each(['http://a..b/', 'http://.example.com/', 'http://localhost..internal/', 'http://../'])(
@@ -180,4 +181,29 @@ describe('refuseAddress', () => {
     expect(refuseAddress('fe80::1%eth0', closed)).toContain('link-local');
     expect(refuseAddress('nonsense', closed)).toContain('not an IP address');
   });
+});
+
+describe('a refusal an operator may lift says how (PUSH_ALLOW)', () => {
+  it.each([
+    ['http://127.0.0.1:9/hook', 'PUSH_ALLOW=127.0.0.1'],
+    ['http://[::1]/hook', 'PUSH_ALLOW=::1'],
+    ['http://localhost:8080/hook', 'PUSH_ALLOW=localhost'],
+    ['http://192.168.1.20/hook', 'PUSH_ALLOW=192.168.1.20'],
+    ['http://[fd00::1]/hook', 'PUSH_ALLOW=fd00::1'],
+  ])('%s names %s', (raw, setting) => {
+    expect(reasonFor(raw)).toContain(`start the server with ${setting} `);
+  });
+
+  it('an address on no allow-list while public ones are closed names PUSH_ALLOW too', () => {
+    expect(reasonFor('http://93.184.216.34/', parseAllowList('', false))).toContain(
+      'PUSH_ALLOW=93.184.216.34',
+    );
+  });
+
+  it.each(['http://169.254.169.254/latest', 'http://metadata./', 'http://224.0.0.1/', 'http://0.0.0.0/'])(
+    'no advice to open %s (metadata, multicast, unspecified)',
+    (raw) => {
+      expect(reasonFor(raw)).not.toContain('PUSH_ALLOW');
+    },
+  );
 });

@@ -5,13 +5,21 @@ import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/ser
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { FaceOptions } from '../http/admission.js';
-import { BodyRefused, isJsonContentType, parseJson, readBody } from '../http/body.js';
+import { BodyRefused, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
+import { INTERNAL_MESSAGE } from './errors.js';
+import { foreignMessage } from './foreign-body.js';
+import {
+  admitCall,
+  errorMappers,
+  idOfRefused,
+  type JsonRpcError,
+  type JsonRpcId,
+} from './jsonrpc-refusals.js';
 import { paramsProblem } from './params.js';
 import type { TaskJsonCache } from './task-json.js';
-import { type ProtocolVersion, requestedVersion } from './version.js';
+import { otherVersionMethod, type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions extends FaceOptions {
   handler: A2ARequestHandler;
@@ -20,12 +28,6 @@ export interface JsonRpcOptions extends FaceOptions {
   logger: Logger;
 }
 
-type JsonRpcId = string | number | null;
-interface JsonRpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
 interface JsonRpcResponse {
   jsonrpc: '2.0';
   id: JsonRpcId;
@@ -33,12 +35,7 @@ interface JsonRpcResponse {
   error?: JsonRpcError;
 }
 
-/** Protocol errors thrown inside a stream, as each version's JSON-RPC error object. */
-const errorMappers: Record<ProtocolVersion, (err: unknown) => JsonRpcError> = {
-  '1.0': (err) => JsonRpcTransportHandler.mapToJSONRPCError(err),
-  '0.3': (err) => LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err),
-};
-
+const SENDING = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 /**
@@ -57,17 +54,14 @@ export function jsonRpcEndpoint(
 
   return async (req, res) => {
     const version = requestedVersion(req);
-    if (!version.ok)
-      return sendJson(res, 200, failure(null, A2A_ERROR_CODE.VERSION_NOT_SUPPORTED, version.message));
-    if (!isJsonContentType(req.headers['content-type'])) {
-      const message = `Content-Type ${req.headers['content-type']} is not supported; send application/json`;
-      return sendJson(res, 200, failure(null, A2A_ERROR_CODE.CONTENT_TYPE_NOT_SUPPORTED, message));
+    const call = await admitCall(req, version, o);
+    if (!call.ok) {
+      // Said with the request's id when the body is small enough to read for it (see idOfRefused).
+      const { id, unread } = await idOfRefused(req, o);
+      const headers = { ...call.headers, ...(unread ? { Connection: 'close' } : {}) };
+      return sendJson(res, call.status, { jsonrpc: '2.0', id, error: call.error }, headers);
     }
-    const auth = await o.admit(req);
-    if (!auth.ok) {
-      const { status, kind, message, headers } = auth.refusal;
-      return sendJson(res, status, failure(null, REFUSAL_CODES[kind].code, message), headers);
-    }
+    const { principal } = call;
     let body: unknown;
     try {
       body = parseJson(await readBody(req, o.maxBodyBytes), o.maxJsonDepth);
@@ -89,23 +83,18 @@ export function jsonRpcEndpoint(
     // answer an unknown method sent without params with -32602 instead of -32601.
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
-    const badParams = paramsProblem(version.version, envelope.method, request.params);
-    if (badParams)
-      return sendJson(
-        res,
-        200,
-        failure(envelope.id, A2A_ERROR_CODE.INVALID_PARAMS, `Invalid params: ${badParams}`),
-      );
-    if (version.version === '1.0' && envelope.method === 'GetTask') {
-      const json = await pollFastPath(o, auth.principal, request.params);
+    const problem = requestProblem(call.version, envelope.method, request.params);
+    if (problem) return sendJson(res, 200, { jsonrpc: '2.0', id: envelope.id, error: problem });
+    if (call.version === '1.0' && envelope.method === 'GetTask') {
+      const json = await pollFastPath(o, principal, request.params);
       if (json !== undefined)
         return sendText(res, 200, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
     }
 
     const state = newCallState(req, res, {
-      principal: auth.principal,
+      principal,
       transport: 'jsonrpc',
-      version: version.version,
+      version: call.version,
       shutdown: o.shutdown,
     });
     const extensions = String(req.headers['a2a-extensions'] ?? '')
@@ -113,7 +102,7 @@ export function jsonRpcEndpoint(
       .map((s) => s.trim())
       .filter(Boolean);
     const context = newCallContext(state, extensions);
-    const outcome = (await transports[version.version].handle(body as Record<string, unknown>, context)) as
+    const outcome = (await transports[call.version].handle(body as Record<string, unknown>, context)) as
       | JsonRpcResponse
       | AsyncGenerator<JsonRpcResponse>;
 
@@ -128,11 +117,11 @@ export function jsonRpcEndpoint(
     const sse = new SseWriter(res, o.keepAliveMs);
     try {
       for await (const event of outcome) {
-        if (version.version === '0.3') finalizeLegacyEvent(event.result, state.cursor);
+        if (call.version === '0.3') finalizeLegacyEvent(event.result, state.cursor);
         if (!sse.send(event, state.cursor.seq)) break;
       }
     } catch (err) {
-      const error = ownWords(errorMappers[version.version](err), envelope.method, o.logger);
+      const error = ownWords(errorMappers[call.version](err), envelope.method, o.logger);
       if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
         o.logger.error({ err, method: envelope.method }, 'stream failed');
       sse.send({ jsonrpc: '2.0', id: envelope.id, error });
@@ -140,6 +129,20 @@ export function jsonRpcEndpoint(
       sse.end();
     }
   };
+}
+
+/**
+ * Why a well-formed request cannot be served as it is, in words that say what to do: a method of
+ * the other protocol version (-32601), a message in another version's shape or params of the wrong
+ * types (-32602).
+ */
+function requestProblem(version: ProtocolVersion, method: string, params: unknown): JsonRpcError | undefined {
+  const elsewhere = otherVersionMethod(version, method);
+  if (elsewhere) return { code: A2A_ERROR_CODE.METHOD_NOT_FOUND, message: `Method not found: ${elsewhere}` };
+  const bad =
+    (SENDING.has(method) ? foreignMessage({ transport: 'jsonrpc', version }, params) : undefined) ??
+    paramsProblem(version, method, params);
+  return bad ? { code: A2A_ERROR_CODE.INVALID_PARAMS, message: `Invalid params: ${bad}` } : undefined;
 }
 
 function checkEnvelope(body: unknown): { method: string; id: JsonRpcId } | { error: JsonRpcResponse } {

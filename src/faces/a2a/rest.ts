@@ -1,11 +1,10 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
-import { RequestMalformedError, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
 import type { FaceOptions } from '../http/admission.js';
 import {
   type BodyLimits,
@@ -17,10 +16,12 @@ import {
 } from '../http/body.js';
 import { clientErrorOf } from '../http/http-error.js';
 import { keepAlive } from '../http/sse.js';
+import { REST_PATH } from './agent-card.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
+import { foreignMessage } from './foreign-body.js';
 import { problemOf, REST_BODIES } from './params.js';
-import { requestedVersion } from './version.js';
+import { requestedVersion, versionNotSupported } from './version.js';
 
 export interface RestOptions extends FaceOptions {
   handler: A2ARequestHandler;
@@ -43,7 +44,7 @@ export function restRouter(o: RestOptions): express.Router {
     // The path picks the version; a header that names one we do not speak is still refused (spec 3.6.2).
     const asked = requestedVersion(req);
     if (!asked.ok) {
-      const error = new VersionNotSupportedError(asked.message);
+      const error = versionNotSupported(asked.message);
       res.status(400).json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
       return;
     }
@@ -61,7 +62,7 @@ export function restRouter(o: RestOptions): express.Router {
     // The SDK passes a v0.3 request its v0.3 routes do not serve on to its v1.0 routes (as tenant
     // "v1"), which answer in v1.0's shape: a v0.3 caller gets its own 404 instead.
     if (legacy && !isLegacyRoute(req.method, req.path)) {
-      refuse(res, true, 404, 'No such REST endpoint');
+      noSuchEndpoint(res, true);
       return;
     }
     const state = newCallState(req, res, {
@@ -77,9 +78,7 @@ export function restRouter(o: RestOptions): express.Router {
     try {
       req.body = await restBody(req, o);
       // A POST's JSON body (others have none the SDK reads, or a Content-Type it refuses itself).
-      const schema =
-        req.method === 'POST' && req.body !== undefined ? bodySchemaOf(req.path, legacy) : undefined;
-      const bad = schema && problemOf(schema, req.body);
+      const bad = req.method === 'POST' && req.body !== undefined && bodyProblem(req.path, legacy, req.body);
       if (bad) {
         refuse(res, legacy, 400, `Invalid params: ${bad}`);
         return;
@@ -107,7 +106,7 @@ export function restRouter(o: RestOptions): express.Router {
       },
     }),
   );
-  router.use((req, res) => refuse(res, isLegacy(req), 404, 'No such REST endpoint'));
+  router.use((req, res) => noSuchEndpoint(res, isLegacy(req)));
   // What the SDK's router or the framework could not serve (a malformed %-escape in the path, a
   // failure of ours): the caller's 4xx in our words, in this face's shape; an internal failure logged.
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
@@ -134,11 +133,40 @@ const BODY_ROUTES: Record<'1.0' | '0.3', [RegExp, keyof (typeof REST_BODIES)['1.
   ],
 };
 
-function bodySchemaOf(path: string, legacy: boolean): z.ZodType | undefined {
+/**
+ * What is wrong with a POST's body on a route whose body the SDK decodes: a message in another
+ * version's or binding's shape (foreign-body.ts), else the first field of the wrong type.
+ */
+function bodyProblem(path: string, legacy: boolean, body: unknown): string | undefined {
   const version = legacy ? '0.3' : '1.0';
-  const body = BODY_ROUTES[version].find(([route]) => route.test(path))?.[1];
-  return body && REST_BODIES[version][body];
+  const kind = BODY_ROUTES[version].find(([route]) => route.test(path))?.[1];
+  if (!kind) return undefined;
+  const foreign = kind === 'send' ? foreignMessage({ transport: 'rest', version }, body) : undefined;
+  return foreign ?? problemOf(REST_BODIES[version][kind], body);
 }
+
+/**
+ * A path no route serves, answered with where the routes of each version are. In v0.3's shape the
+ * code is MethodNotFound, which is what a missing route is (the SDK's mapping would say Internal).
+ */
+function noSuchEndpoint(res: Response, legacy: boolean): void {
+  if (legacy) {
+    res.status(404).json({ code: A2A_ERROR_CODE.METHOD_NOT_FOUND, message: NO_SUCH_ENDPOINT.legacy });
+    return;
+  }
+  refuse(res, false, 404, NO_SUCH_ENDPOINT.current);
+}
+
+const NO_SUCH_ENDPOINT = {
+  current:
+    `No such REST endpoint. v1.0 routes (send A2A-Version: 1.0): POST ${REST_PATH}/message:send, ` +
+    `GET ${REST_PATH}/tasks, GET ${REST_PATH}/tasks/{id}; v0.3 routes are under ${REST_PATH}/v1; ` +
+    'the agent card lists every interface',
+  legacy:
+    `No such v0.3 REST endpoint. v0.3 routes (no A2A-Version header): POST ${REST_PATH}/v1/message:send, ` +
+    `GET ${REST_PATH}/v1/tasks/{id}; v1.0 routes are under ${REST_PATH} with A2A-Version: 1.0 ` +
+    `(GET ${REST_PATH}/tasks lists tasks, which v0.3 cannot)`,
+};
 
 /**
  * The SDK's REST router answers a JS failure while decoding a request (a `null` where its decoder
