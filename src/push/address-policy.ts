@@ -132,7 +132,8 @@ export function refuseAddress(ip: string, policy: AddressPolicy): string | undef
  */
 const OPENABLE_RANGES = new Set(['loopback', 'private', 'uniqueLocal', 'carrierGradeNat']);
 
-function addressRefusal(
+/** {@link refuseAddress}'s reason, and whether an operator may open the address (see OPENABLE_RANGES). */
+export function addressRefusal(
   ip: string,
   policy: AddressPolicy,
 ): { reason: string; openable: boolean } | undefined {
@@ -161,7 +162,7 @@ function addressRefusal(
 }
 
 /** What a caller is told about opening a refused destination: the operator's setting, spelled out. */
-const howToAllow = (entry: string): string =>
+export const howToAllow = (entry: string): string =>
   `this server refuses it unless its operator allows it: start the server with PUSH_ALLOW=${entry} ` +
   '(a comma-separated list of CIDRs, IPs and host names)';
 

@@ -2,7 +2,13 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction as NetLookupFunction } from 'node:net';
-import { type AddressPolicy, checkWebhookUrl, isAllowedHost, refuseAddress } from './address-policy.js';
+import {
+  type AddressPolicy,
+  addressRefusal,
+  checkWebhookUrl,
+  howToAllow,
+  isAllowedHost,
+} from './address-policy.js';
 
 /**
  * A resolver in the `dns.lookup(host, { all: true }, cb)` shape. The client always asks for every
@@ -173,11 +179,14 @@ function refuseResolved(
   if (addresses.length === 0) return noAddress(hostname);
   if (policy === undefined) return undefined;
   for (const { address } of addresses) {
-    const reason = refuseAddress(address, policy);
-    if (reason !== undefined) {
-      return Object.assign(new Error(`address refused: ${reason} (resolved from ${hostname})`), {
-        code: REFUSED,
-      });
+    const refused = addressRefusal(address, policy);
+    if (refused !== undefined) {
+      // Said to the operator (logs, dead letters): listing the name opens every address it resolves to.
+      const advice = refused.openable ? `; ${howToAllow(hostname)}` : '';
+      return Object.assign(
+        new Error(`address refused: ${refused.reason} (resolved from ${hostname})${advice}`),
+        { code: REFUSED },
+      );
     }
   }
   return undefined;

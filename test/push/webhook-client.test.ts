@@ -176,6 +176,8 @@ describe('postWebhook address checks', () => {
     const result = await post(`http://rebind.test:${r.port}/`, closed, { lookup: rebindLookup });
     expect(result).toMatchObject({ ok: false, retryable: false });
     expect(result.ok ? '' : result.error).toContain('127.0.0.1 is a loopback address');
+    // The operator reads how to open it on purpose (the next test shows that setting delivering).
+    expect(result.ok ? '' : result.error).toContain('PUSH_ALLOW=rebind.test');
     expect(r.received).toHaveLength(0);
   });
 
