@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { send, skillMessage } from './a2a.js';
 import { freePort, launchBrowser, noBrowser, pageErrors } from './browser.js';
@@ -17,6 +17,18 @@ const stateOf = (r: Received): string | undefined => {
   const body = JSON.parse(r.body);
   return body.statusUpdate?.status?.state ?? body.task?.status?.state ?? body.status?.state;
 };
+
+/** A phone's screen (the issue's 390 px): the page must fit it without scrolling sideways. */
+const PHONE = { width: 390, height: 844 };
+
+// Evaluated in the page (as strings: the tests' TypeScript knows no DOM).
+/** The id of the element that has the focus. */
+const focused = (page: Page) => page.evaluate<string | undefined>('document.activeElement?.id');
+/** How wide the page is, and how wide its window: wider means it scrolls sideways. */
+const widths = (page: Page) =>
+  page.evaluate<{ scrollWidth: number; clientWidth: number }>(
+    '({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth })',
+  );
 
 if (noBrowser) console.warn(noBrowser);
 
@@ -144,6 +156,111 @@ describe.skipIf(noBrowser !== undefined)('the approvals inbox in a real browser 
     expect(await page.locator('#tasks img, #tasks b').count()).toBe(0);
     expect(await page.title()).not.toBe('pwned');
     expect(unexpected(errors)).toEqual([]);
+    await page.close();
+  });
+
+  it('at phone width: "loading" until the list comes, then no sideways scroll, whole ids, and buttons instead of the text-protocol hint', async () => {
+    // Without authentication task ids are 44 characters with no place to break a line.
+    const agent = await start();
+    const ask = async (message: Record<string, unknown>) => {
+      const { task } = await send(agent, message, { returnImmediately: true });
+      await agent.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
+      return String(task.id);
+    };
+    const approval = await ask(skillMessage('approval', { action: 'Deploy v2 to production' }));
+    // An export past its sign-off limit asks the same question in its own words.
+    const exported = await ask(skillMessage('export', { rows: 3, approvalOverRows: 1 }));
+    expect(approval).toMatch(/^[0-9a-f]{44}$/);
+    // A2A callers answer in text, and are still told how.
+    const asked = await agent.waitForState(approval, 'TASK_STATE_INPUT_REQUIRED');
+    expect(asked.status.message.parts[0].text).toContain('Answer "approve" or "reject"');
+
+    const page = await browser.newPage({ viewport: PHONE });
+    const errors = pageErrors(page);
+    // The page's first look at the list is held until the test has seen the page wait for it.
+    let hold: ((route: Route) => void) | undefined;
+    const held = new Promise<Route>((resolve) => {
+      hold = resolve;
+    });
+    await page.route('**/inbox/api/waiting', (route) => {
+      if (hold) hold(route);
+      else void route.continue();
+      hold = undefined;
+    });
+    await page.goto(`${agent.url}/inbox`);
+    const first = await held;
+    // Located by id: an empty status is not displayed, and a role locator would wait for it to show.
+    expect(await page.locator('#status').textContent()).toBe('Loading the inbox…');
+    expect(await page.locator('#inbox').isHidden()).toBe(true);
+    await first.continue();
+
+    const items = page.getByRole('listitem');
+    await expect.poll(() => items.count()).toBe(2);
+    expect(await page.locator('#summary').textContent()).toBe('2 tasks waiting.');
+    expect(await page.locator('#status').textContent()).toBe('');
+
+    const { scrollWidth, clientWidth } = await widths(page);
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+    for (const id of [approval, exported]) {
+      const item = items.filter({ hasText: id });
+      // The whole id is shown (wrapped, not cut), inside the screen.
+      const shown = item.locator('.task-id');
+      expect(await shown.textContent()).toBe(id);
+      const box = await shown.boundingBox();
+      expect(box?.x).toBeGreaterThanOrEqual(0);
+      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(clientWidth);
+      expect(await item.getByRole('heading').textContent()).toContain(id);
+      // The text-protocol hint is for A2A callers: the page has buttons.
+      expect(await item.textContent()).not.toMatch(/answer "approve"/i);
+      await item.getByRole('button', { name: 'Approve' }).waitFor();
+      await item.getByRole('button', { name: 'Reject' }).waitFor();
+    }
+    expect(await items.filter({ hasText: exported }).locator('.prompt').textContent()).toBe(
+      'Approve exporting 3 rows as CSV? (more than 1 need sign-off)',
+    );
+
+    await items.filter({ hasText: exported }).getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Approved');
+    await agent.waitForState(exported, 'TASK_STATE_COMPLETED');
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('1 task waiting.');
+    expect(unexpected(errors)).toEqual([]);
+    await page.close();
+  });
+
+  it('a list that cannot be loaded says why and what to do: a refused key, an agent that is down', async () => {
+    const port = String(await freePort());
+    const dbPath = tempDbPath();
+    const first = await start({ apiKeys: { bob: 'acme' }, dbPath, env: { PORT: port } });
+    const page = await browser.newPage({ viewport: PHONE });
+    const errors = pageErrors(page);
+    await page.goto(`${first.url}/inbox`);
+    const field = page.getByLabel('Credential', { exact: true });
+    await field.fill('th_not-a-key');
+    await field.press('Enter');
+    const status = page.locator('#status');
+    await expect.poll(() => status.textContent()).toMatch(/^This API key was not accepted/);
+    expect(await status.textContent()).toContain('sign in again');
+    // Back in the field, ready for the right one.
+    expect(await focused(page)).toBe('credential');
+
+    await first.stop();
+    await field.fill(first.keys.bob as string);
+    await field.press('Enter');
+    await expect
+      .poll(() => status.textContent())
+      .toMatch(/^Could not load the inbox: the agent at http:\S+ did not answer \(check that it runs/);
+    const again = page.getByRole('button', { name: 'Try again' });
+    // The way on is one key away: the focus is on the button.
+    expect(await focused(page)).toBe('retry');
+
+    await start({ dbPath, env: { PORT: port, API_KEYS_FILE: first.keysFile as string } });
+    await again.click();
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('Nothing waits for you.');
+    // The button is gone: the focus moves to what it brought.
+    expect(await focused(page)).toBe('summary');
+    expect(await status.textContent()).toBe('');
+    expect(await again.isHidden()).toBe(true);
+    expect(unexpected(errors).filter((e) => !/ERR_CONNECTION_REFUSED|network/i.test(e))).toEqual([]);
     await page.close();
   });
 });

@@ -19,7 +19,8 @@ export const INBOX_PAGE = `<!doctype html>
   <button type="button" id="sign-out" hidden>Sign out</button>
 </header>
 <main>
-  <p id="status" role="status" aria-live="polite"></p>
+  <p id="status" role="status" aria-live="polite">Loading the inbox…</p>
+  <button type="button" id="retry" hidden>Try again</button>
   <section id="sign-in" aria-labelledby="sign-in-title" hidden>
     <h2 id="sign-in-title">Sign in</h2>
     <p>Use the credentials you call the agent's API with. They are kept in this tab only.</p>

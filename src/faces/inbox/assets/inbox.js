@@ -6,6 +6,7 @@ const STORAGE_KEY = 'taskhandle.inbox.credential';
 const $ = (id) => document.getElementById(id);
 const ui = {
   status: $('status'),
+  retry: $('retry'),
   who: $('who'),
   signOut: $('sign-out'),
   signIn: $('sign-in'),
@@ -43,15 +44,32 @@ function say(text, error = false) {
 
 class Unauthorized extends Error {}
 
+/** Why the agent turned this tab's credential away (the server's reason, if it gave one), and what to do. */
+function refusal(detail) {
+  const why = detail ? ` (${detail.replace(/^Unauthenticated:\s*/, '')})` : '';
+  return credential?.kind === 'bearer'
+    ? `This token was not accepted${why}. Get a new one (tokens expire) and sign in again.`
+    : `This API key was not accepted${why}. Check it, or ask whoever runs the agent for one, and sign in again.`;
+}
+
+/** Calls the inbox API; an error's message says what went wrong as a clause ("could not ...: <it>."). */
 async function api(path, init = {}) {
-  const res = await fetch(`/inbox/api${path}`, {
-    ...init,
-    headers: { ...authHeaders(), ...init.headers },
-  });
-  if (res.status === 401) throw new Unauthorized('These credentials were not accepted.');
+  let res;
+  try {
+    res = await fetch(`/inbox/api${path}`, {
+      ...init,
+      headers: { ...authHeaders(), ...init.headers },
+    });
+  } catch {
+    throw new Error(
+      `the agent at ${location.origin} did not answer (check that it runs and that this device can reach it)`,
+    );
+  }
   if (!res.ok) {
     const problem = await res.json().catch(() => ({}));
-    throw new Error(problem.detail ?? `The server answered ${res.status}`);
+    if (res.status === 401) throw new Unauthorized(refusal(problem.detail));
+    const detail = String(problem.detail ?? res.statusText).replace(/\.$/, '');
+    throw new Error(`the agent answered ${res.status}${detail ? ` (${detail})` : ''}`);
   }
   return res.json();
 }
@@ -63,19 +81,34 @@ function showSignIn(message) {
   ui.who.hidden = true;
   ui.signOut.hidden = true;
   ui.signIn.hidden = false;
-  if (message) say(message, true);
+  say(message ?? '', message !== undefined);
   $('credential').focus();
 }
 
-async function start() {
+/** A list that could not be loaded: why, and a button to try again (focused, so Enter retries). */
+function failed(message) {
+  say(message, true);
+  ui.retry.hidden = false;
+  ui.retry.focus();
+}
+
+/**
+ * Loads the list and follows it. Says "loading" until the first answer; `focus` moves to the summary
+ * afterwards (after a sign-in or a retry, whose control is gone by then).
+ */
+async function start({ focus = false } = {}) {
+  ui.retry.hidden = true;
+  say('Loading the inbox…');
   try {
     const list = await api('/waiting');
+    say('');
     ui.signIn.hidden = true;
     ui.inbox.hidden = false;
     ui.who.hidden = false;
     ui.who.textContent = `Signed in as ${list.caller}`;
     ui.signOut.hidden = credential === null;
     render(list);
+    if (focus) ui.summary.focus();
     session?.abort();
     session = new AbortController();
     follow(session.signal);
@@ -89,7 +122,7 @@ async function start() {
       forget();
       showSignIn(had ? err.message : undefined);
     } else {
-      say(`Could not load the inbox: ${err.message}`, true);
+      failed(`Could not load the inbox: ${err.message}.`);
     }
   }
 }
@@ -104,7 +137,7 @@ async function refresh() {
     render(await api('/waiting'));
   } catch (err) {
     if (err instanceof Unauthorized) showSignIn(err.message);
-    else say(`Could not refresh: ${err.message}`, true);
+    else say(`Could not refresh the list: ${err.message}.`, true);
   }
 }
 
@@ -148,7 +181,7 @@ function item(task, drafts) {
   if (task.deadline) meta.push(`deadline ${new Date(task.deadline).toLocaleString()}`);
   const answer = el('textarea', { id: answerId, rows: '2' });
   answer.value = drafts.get(answerId) ?? '';
-  const approval = task.skill === 'approval';
+  const approval = task.answer === 'decision';
   const form = el(
     'form',
     { 'aria-labelledby': titleId },
@@ -175,7 +208,7 @@ function item(task, drafts) {
     el(
       'article',
       { 'aria-labelledby': titleId },
-      el('h3', { id: titleId, text: `${task.skill} · ${task.id}` }),
+      el('h3', { id: titleId }, `${task.skill} · `, el('code', { class: 'task-id', text: task.id })),
       el('p', { class: 'meta', text: meta.join(' · ') }),
       el('p', { id: promptId, class: 'prompt', text: task.prompt || '(no prompt)' }),
       form,
@@ -202,7 +235,7 @@ async function send(task, body, form) {
     ui.summary.focus?.();
   } catch (err) {
     if (err instanceof Unauthorized) return showSignIn(err.message);
-    say(`Could not answer ${task.id}: ${err.message}`, true);
+    say(`Could not answer ${task.id}: ${err.message}.`, true);
     for (const b of form.querySelectorAll('button')) b.disabled = false;
   }
 }
@@ -214,7 +247,7 @@ async function follow(signal) {
   while (!signal.aborted) {
     try {
       const res = await fetch('/inbox/api/events', { headers: authHeaders(), signal });
-      if (res.status === 401) return showSignIn('These credentials are no longer accepted.');
+      if (res.status === 401) return showSignIn(refusal());
       if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
       if (reconnecting) say('Reconnected.');
       delay = 500;
@@ -252,9 +285,10 @@ ui.form.addEventListener('submit', (e) => {
   credential = { kind: String(data.get('kind')), value };
   sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
   ui.form.reset();
-  say('');
-  start();
+  start({ focus: true });
 });
+
+ui.retry.addEventListener('click', () => start({ focus: true }));
 
 ui.signOut.addEventListener('click', () => {
   forget();
