@@ -52,6 +52,8 @@ async function main(): Promise<void> {
     const { conformanceSkill } = await import('../spec-tests/fixture/conformance-skill.js');
     skills = [conformanceSkill];
     env.DEFAULT_SKILL = conformanceSkill.id;
+    // A file of its own: SQLite serves one server at a time, and `npm start` may be running too.
+    env.DATABASE_URL ??= 'sqlite:./data/conformance.db';
     // The kit leaves many fixture tasks open (working, idle) at once: give them room to run.
     env.RUNNER_CONCURRENCY ??= '1000';
     // The kit's webhook receiver listens on localhost: open exactly that. Its other webhooks point

@@ -31,6 +31,11 @@ export class Authenticator {
     return !this.#options.apiKeys && !this.#options.jwt;
   }
 
+  /** How many API keys are accepted now; undefined without API_KEYS_FILE. */
+  get apiKeyCount(): number | undefined {
+    return this.#options.apiKeys?.size;
+  }
+
   async authenticate(headers: IncomingHttpHeaders): Promise<AuthResult> {
     if (this.anonymous) return { ok: true, principal: ANONYMOUS };
     const apiKey = header(headers['x-api-key']);

@@ -1,4 +1,5 @@
 import { type Config, ConfigError } from '../config.js';
+import { requireReadableFile } from '../files/required-file.js';
 import { ApiKeys } from './api-keys.js';
 import { Authenticator } from './authenticator.js';
 import { JwtVerifier } from './jwt-verifier.js';
@@ -14,6 +15,11 @@ const isLoopback = (host: string): boolean =>
 export function openAuthenticator(config: Config): Authenticator {
   let apiKeys: ApiKeys | undefined;
   if (config.API_KEYS_FILE) {
+    requireReadableFile(
+      'API_KEYS_FILE',
+      config.API_KEYS_FILE,
+      `make it with a first key: API_KEYS_FILE=${config.API_KEYS_FILE} taskhandle api-keys add --principal NAME --tenant NAME`,
+    );
     try {
       apiKeys = new ApiKeys(config.API_KEYS_FILE);
     } catch (err) {
@@ -22,6 +28,12 @@ export function openAuthenticator(config: Config): Authenticator {
   }
   let jwt: JwtVerifier | undefined;
   if (config.JWT_ISSUER && config.JWT_AUDIENCE) {
+    if (config.JWT_JWKS_FILE)
+      requireReadableFile(
+        'JWT_JWKS_FILE',
+        config.JWT_JWKS_FILE,
+        'save the issuer\'s public keys there (a JWKS: {"keys": [...]}), or set JWT_JWKS_URL instead',
+      );
     try {
       jwt = new JwtVerifier({
         jwksUrl: config.JWT_JWKS_URL,

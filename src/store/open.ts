@@ -8,6 +8,6 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
 export async function openStore(config: Config, logger: Logger): Promise<TaskStore> {
   const d = config.database;
   if (d.kind === 'sqlite')
-    return new SqliteStore({ path: d.path, synchronous: config.SQLITE_SYNCHRONOUS, logger });
+    return new SqliteStore({ path: d.path, synchronous: config.SQLITE_SYNCHRONOUS, logger, exclusive: true });
   return PostgresStore.open({ url: d.url, schema: d.schema, poolMax: d.poolMax, logger });
 }

@@ -41,6 +41,7 @@ import {
   toStamp,
 } from '../rows.js';
 import { GroupCommit } from './group-commit.js';
+import { InstanceLock } from './instance-lock.js';
 import { migrate } from './migrations.js';
 import { makeDatabasePrivate } from './private-files.js';
 import { prepareStatements, type Statements } from './statements.js';
@@ -56,6 +57,11 @@ export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
   /** Told when the database's files or directory were found open to other users. */
   logger?: Pick<Logger, 'warn'>;
+  /**
+   * Hold the file for this process alone until close (a server does; see instance-lock.ts): a second
+   * holder is refused with {@link DatabaseInUse}.
+   */
+  exclusive?: boolean;
 }
 
 /** The embedded default store: one better-sqlite3 connection in WAL mode. */
@@ -64,10 +70,13 @@ export class SqliteStore implements TaskStore {
   readonly #q: Statements;
   readonly #writes: GroupCommit;
   readonly #wal: WalSync | undefined;
+  readonly #lock: InstanceLock | undefined;
   #closed = false;
 
   constructor(options: SqliteOptions) {
-    if (options.path !== ':memory:') makeDatabasePrivate(options.path, options.logger);
+    const onDisk = options.path !== ':memory:';
+    if (onDisk) makeDatabasePrivate(options.path, options.logger);
+    this.#lock = onDisk && options.exclusive ? InstanceLock.take(options.path, options.logger) : undefined;
     this.#db = new Database(options.path);
     this.#db.pragma('journal_mode = WAL');
     // Durability comes from WalSync (off the event loop), not from a sync inside each COMMIT.
@@ -78,6 +87,7 @@ export class SqliteStore implements TaskStore {
       migrate(this.#db);
     } catch (err) {
       this.#db.close();
+      this.#lock?.release();
       throw err;
     }
     this.#q = prepareStatements(this.#db);
@@ -370,6 +380,7 @@ export class SqliteStore implements TaskStore {
     await this.#wal?.sync();
     this.#wal?.close();
     this.#db.close();
+    this.#lock?.release();
   }
 
   /** Logs events of a task, with the notifications they owe its webhooks, if it has any. */

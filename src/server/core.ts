@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticator.js';
+import { openAuthenticator } from '../auth/open.js';
+import { RateLimiter } from '../auth/rate-limiter.js';
+import { type Config, ConfigError, describeDatabase } from '../config.js';
+import { Engine } from '../engine/engine.js';
+import { EventHub } from '../engine/events.js';
+import { anonymousTaskId } from '../engine/ids.js';
+import { Journal } from '../engine/journal.js';
+import { SkillRegistry } from '../engine/registry.js';
+import { Sweeper } from '../engine/retention.js';
+import { Runner } from '../engine/runner.js';
+import type { AnySkill } from '../engine/skill.js';
+import type { TaskStore } from '../engine/store-port.js';
+import { admission, type FaceOptions } from '../faces/http/admission.js';
+import { artifactPath } from '../faces/jobs/document.js';
+import { requireReadableFile } from '../files/required-file.js';
+import { SecretBox } from '../push/secret-box.js';
+import { commandSkill, loadCommands } from '../skills/command.js';
+import { BUILTIN_SKILLS } from '../skills/index.js';
+import { openStore } from '../store/open.js';
+
+/** What serves tasks whatever the protocol: settings checked, the store open, the engine built. */
+export interface Core {
+  skills: SkillRegistry;
+  /** Skills shown only on the extended agent card. */
+  extendedSkills: Set<string>;
+  authenticator: Authenticator;
+  admit: FaceOptions['admit'];
+  secrets: SecretBox;
+  store: TaskStore;
+  engine: Engine;
+  /** The engine's write log: the runner writes through it, and it says when webhooks are queued. */
+  journal: Journal;
+  runner: Runner;
+  sweeper: Sweeper;
+  /** Tells the engine the base URL artifact links start with, once the server listens. */
+  setBaseUrl(url: string): void;
+}
+
+/**
+ * Checks every setting, then opens the store (last: a refused start leaves no connection or lock
+ * behind) and builds the engine, its runner and its sweeper, not yet started.
+ */
+export async function buildCore(
+  config: Config,
+  extraSkills: readonly AnySkill[],
+  logger: Logger,
+): Promise<Core> {
+  const offered = [...BUILTIN_SKILLS, ...loadOperatorSkills(config), ...extraSkills];
+  if (config.DEFAULT_SKILL !== undefined && !offered.some((s) => s.id === config.DEFAULT_SKILL)) {
+    const ids = offered.map((s) => s.id).join(', ');
+    throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
+  }
+  const skills = new SkillRegistry(offered, config.DEFAULT_SKILL);
+  const extendedSkills = new Set(
+    config.EXTENDED_SKILLS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  for (const id of extendedSkills) {
+    if (!skills.get(id)) throw new ConfigError(`EXTENDED_SKILLS=${config.EXTENDED_SKILLS}: no skill "${id}"`);
+  }
+  const authenticator = openAuthenticator(config);
+  const limiter =
+    config.RATE_LIMIT_PER_S > 0
+      ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
+      : undefined;
+  const admit = admission(authenticator, limiter);
+  const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
+    throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
+  });
+  const store = await openStore(config, logger).catch((err: Error & { code?: string }) => {
+    throw storeRefusal(config, err);
+  });
+  const hub = new EventHub();
+  let baseUrl = '';
+  const journal = new Journal({ store, hub });
+  const engine = new Engine({
+    journal,
+    skills,
+    // Anonymous callers reach a task by its id alone: fully random ids, and a shorter life.
+    maxTtlMs: authenticator.anonymous
+      ? Math.min(config.MAX_TTL_MS, config.ANONYMOUS_MAX_TTL_MS)
+      : config.MAX_TTL_MS,
+    newTaskId: authenticator.anonymous ? anonymousTaskId : undefined,
+    cancelGraceMs: config.CANCEL_GRACE_MS,
+    maxActiveTasks: config.MAX_ACTIVE_TASKS,
+    limits: {
+      maxMessageParts: config.MAX_MESSAGE_PARTS,
+      maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
+      maxHistoryBytes: config.MAX_HISTORY_BYTES,
+      maxArtifactBytes: config.MAX_ARTIFACT_BYTES,
+      inlineArtifactBytes: config.INLINE_ARTIFACT_BYTES,
+      maxStoredBytes: config.MAX_STORED_BYTES,
+    },
+    // Absolute, as callers of every face fetch it; the base is known once the server listens.
+    artifactUrl: (taskId, artifactId) => `${baseUrl}${artifactPath(taskId, artifactId)}`,
+  });
+  const runner = new Runner({
+    engine,
+    journal,
+    workerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    concurrency: config.RUNNER_CONCURRENCY,
+    leaseMs: config.LEASE_MS,
+    pollMs: config.RUNNER_POLL_MS,
+    maxInterruptions: config.MAX_INTERRUPTIONS,
+    logger,
+  });
+  const sweeper = new Sweeper({
+    store,
+    intervalMs: config.SWEEP_INTERVAL_MS,
+    batch: 500,
+    clock: engine.now,
+    logger,
+  });
+  const setBaseUrl = (url: string) => {
+    baseUrl = url;
+  };
+  return {
+    skills,
+    extendedSkills,
+    authenticator,
+    admit,
+    secrets,
+    store,
+    engine,
+    journal,
+    runner,
+    sweeper,
+    setBaseUrl,
+  };
+}
+
+/** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */
+function loadOperatorSkills(config: Config): AnySkill[] {
+  if (!config.COMMANDS_FILE) return [];
+  requireReadableFile(
+    'COMMANDS_FILE',
+    config.COMMANDS_FILE,
+    'write the allow-list there (a JSON array of commands: README, "Skills"), or unset COMMANDS_FILE',
+  );
+  try {
+    return [commandSkill(loadCommands(config.COMMANDS_FILE), { killGraceMs: config.COMMAND_KILL_GRACE_MS })];
+  } catch (err) {
+    throw new ConfigError(`COMMANDS_FILE=${config.COMMANDS_FILE}: ${(err as Error).message}`);
+  }
+}
+
+/** Why the store did not open, in words that say what to do. */
+function storeRefusal(config: Config, err: Error & { code?: string; pid?: number }): ConfigError {
+  const where = describeDatabase(config.database);
+  if (err.code === 'database-in-use')
+    return new ConfigError(
+      `DATABASE_URL=sqlite:${where.path}: the database is in use by another taskhandle server` +
+        `${err.pid === undefined ? '' : ` (pid ${err.pid})`}. A SQLite database serves one server at a time: ` +
+        'stop the other one, or give this one a file of its own (DATABASE_URL=sqlite:./data/other.db). ' +
+        'To run several servers on the same tasks, use PostgreSQL (DATABASE_URL=postgres://user@host:5432/db).',
+    );
+  return new ConfigError(`DATABASE_URL=${where.url ?? where.path}: cannot open the store (${err.message})`);
+}

@@ -1,0 +1,181 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import express from 'express';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { type PublishedCard, REST_PATH, serveCard } from '../faces/a2a/agent-card.js';
+import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
+import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
+import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
+import { restRouter } from '../faces/a2a/rest.js';
+import { TaskJsonCache } from '../faces/a2a/task-json.js';
+import type { Audit } from '../faces/audit.js';
+import { home } from '../faces/home.js';
+import { clientErrorOf } from '../faces/http/http-error.js';
+import { InFlight } from '../faces/http/in-flight.js';
+import { problem } from '../faces/http/problem.js';
+import { INBOX_PATH, inboxRouter } from '../faces/inbox/router.js';
+import { jobsRouter } from '../faces/jobs/router.js';
+import type { SigningKeys } from '../push/signing-keys.js';
+import type { Core } from './core.js';
+
+/** Where each face is served, as the `listening` log line shows it. */
+export const FACE_PATHS = {
+  a2aJsonRpc: '/',
+  a2aRest: REST_PATH,
+  jobs: '/v1/jobs',
+  inbox: INBOX_PATH,
+  agentCard: '/.well-known/agent-card.json',
+} as const;
+
+/** The HTTP side over the core: every face mounted on one Node server, not yet listening. */
+export interface HttpSide {
+  server: Server;
+  /** Answers still being written, waited for at shutdown. */
+  inFlight: InFlight;
+  /** Aborted at shutdown: waiting blocking sends answer with the task as it stands, streams end. */
+  shutdown: AbortController;
+  /** Serves the agent card and the webhook signing keys: both are made once the server's URL is known. */
+  publish(card: PublishedCard, keys: SigningKeys): void;
+}
+
+export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide {
+  const { engine, store, admit } = core;
+  let card: PublishedCard | undefined;
+  let keys: SigningKeys | undefined;
+  const currentCard = () => {
+    if (!card) throw new Error('agent card requested before the server listens');
+    return card;
+  };
+  // `via` says how the principal authenticated: an API key's alice and a token's alice of one tenant
+  // are two principals.
+  const audit: Audit = (action, principal, taskId, detail) =>
+    logger.info(
+      {
+        audit: action,
+        principal: principal.id,
+        tenant: principal.tenant,
+        via: principal.via,
+        taskId,
+        ...detail,
+      },
+      `audit: ${action}`,
+    );
+  const handler = new EngineRequestHandler({
+    engine,
+    card: () => currentCard().sdk,
+    extendedCard: () => currentCard().extended,
+    audit,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    pushPolicy: config.pushPolicy,
+    secrets: core.secrets,
+    logger,
+  });
+  const shutdown = new AbortController();
+  const bodyAndStreams = {
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+    shutdown: shutdown.signal,
+  };
+  const jsonrpc = jsonRpcEndpoint({
+    handler,
+    tasks: new TaskJsonCache(engine, config.TASK_CACHE_BYTES),
+    admit,
+    logger,
+    ...bodyAndStreams,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.get(FACE_PATHS.agentCard, serveCard(currentCard));
+  app.get('/', home(currentCard));
+  // The public keys that verify our webhook notifications' signatures.
+  app.get('/.well-known/jwks.json', async (_req, res) => {
+    // The folder is read now (when it changed), not at the next timer: a key that another instance or
+    // `keys rotate` just wrote, and may already sign with, is published by every instance at once.
+    await keys
+      ?.reload()
+      .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
+    res.set('Cache-Control', 'public, max-age=60').json(keys?.jwks());
+  });
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await store.ping();
+      res.json({ status: 'ok' });
+    } catch (err) {
+      logger.error({ err }, 'health check: store unreachable');
+      res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
+    }
+  });
+  app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
+  // The approvals inbox: a page for people, answering through the same engine and credentials.
+  app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
+  // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
+  app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
+  app.use((_req, res) =>
+    problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
+  );
+  // Express would answer with the error's own message or stack trace. A caller's error (a 4xx the
+  // framework marked, e.g. a malformed %-escape in the path) keeps its status, in our words; an
+  // internal failure is logged and the caller told no more than that it happened.
+  app.use((err: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
+    const client = clientErrorOf(err);
+    if (!client) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) return next(err);
+    if (client) problem(res, client.status, client.message);
+    else problem(res, 500, INTERNAL_MESSAGE);
+  });
+
+  const inFlight = new InFlight();
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    inFlight.track(res);
+    // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
+    if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
+      jsonrpc(req, res).catch((err: unknown) => {
+        logger.error({ err }, 'JSON-RPC request failed');
+        if (!res.headersSent) {
+          const error = { code: A2A_ERROR_CODE.INTERNAL_ERROR, message: INTERNAL_MESSAGE };
+          res.writeHead(500, { 'Content-Type': 'application/json' });
+          res.write(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
+        }
+        res.end();
+      });
+      return;
+    }
+    app(req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
+  const publish = (published: PublishedCard, signing: SigningKeys) => {
+    card = published;
+    keys = signing;
+  };
+  return { server, inFlight, shutdown, publish };
+}
+
+/**
+ * A request Node's HTTP parser cannot read (an unknown method, a malformed header) never reaches
+ * the app: Node would close it with an empty 400. Answer it as the plain-HTTP faces do, a problem
+ * document, and close the connection, whose state is unknown.
+ */
+function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request did not arrive in time']
+        : [400, 'Bad Request', 'The request is not valid HTTP/1.1 (its method, a header or its framing)'];
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  // An answer to HEAD has no body (its client would read one as the next answer).
+  const head = err.rawPacket?.toString('latin1', 0, 5) === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+  );
+}

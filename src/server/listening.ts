@@ -1,0 +1,66 @@
+import type { Config } from '../config.js';
+import type { Core } from './core.js';
+import { FACE_PATHS } from './http.js';
+
+/**
+ * The `taskhandle listening` log line: where the server answers, who may call it, where its tasks
+ * are kept and which faces it serves, so that a look at the log tells a misconfiguration.
+ */
+export function listeningLine(core: Core, config: Config, url: string) {
+  const auth = authentication(core, config);
+  const database = where(config);
+  const faces = FACE_PATHS;
+  const summary = [
+    `taskhandle listening on ${url}`,
+    `auth: ${auth.summary}`,
+    `data: ${database.summary}`,
+    `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}, jobs ${faces.jobs}, inbox ${faces.inbox}`,
+  ].join('; ');
+  return {
+    message: 'taskhandle listening',
+    fields: {
+      url,
+      auth: auth.fields,
+      database: database.fields,
+      faces,
+      skills: core.skills.all().map((s) => s.id),
+      summary,
+    },
+  };
+}
+
+function authentication(core: Core, config: Config) {
+  if (core.authenticator.anonymous) {
+    const loopbackOnly = config.ALLOW_ANONYMOUS !== 'true';
+    return {
+      summary: loopbackOnly
+        ? 'none (anonymous callers, this machine only)'
+        : 'none (anonymous callers, ALLOW_ANONYMOUS=true)',
+      fields: { anonymous: true, loopbackOnly },
+    };
+  }
+  const ways: string[] = [];
+  const fields: Record<string, unknown> = { anonymous: false };
+  const keys = core.authenticator.apiKeyCount;
+  if (keys !== undefined) {
+    ways.push(`API keys: ${keys} (${config.API_KEYS_FILE})`);
+    fields.apiKeys = { count: keys, file: config.API_KEYS_FILE };
+  }
+  if (config.JWT_ISSUER) {
+    ways.push(`JWT issuer ${config.JWT_ISSUER}`);
+    fields.jwt = { issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE };
+  }
+  return { summary: ways.join(', '), fields };
+}
+
+/** Where the tasks are: the SQLite file, or PostgreSQL's host and database (never its password). */
+function where(config: Config) {
+  const d = config.database;
+  if (d.kind === 'sqlite') return { summary: `SQLite ${d.path}`, fields: { kind: 'sqlite', path: d.path } };
+  const u = new URL(d.url);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || '(default)';
+  return {
+    summary: `PostgreSQL ${u.host}/${database} (schema ${d.schema})`,
+    fields: { kind: 'postgres', host: u.host, database, schema: d.schema },
+  };
+}

@@ -1,0 +1,46 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { PushDispatcher } from '../push/dispatcher.js';
+import type { Core } from './core.js';
+import type { HttpSide } from './http.js';
+
+/** At shutdown, how long answers still being written get before their sockets are closed. */
+const DRAIN_MS = 2000;
+
+export interface Running {
+  core: Core;
+  http: HttpSide;
+  dispatcher: PushDispatcher;
+  /** The timer that picks up rotated signing keys. */
+  keysReload: NodeJS.Timeout;
+}
+
+/**
+ * The ordered, idempotent shutdown: no new connections, work released, webhooks stopped, waits and
+ * streams ended, answers drained, the store closed last. The returned function caches its promise.
+ */
+export function orderedStop(parts: Running, config: Config, logger: Logger): () => Promise<void> {
+  const { core, http, dispatcher, keysReload } = parts;
+  let stopping: Promise<void> | undefined;
+  return () => {
+    stopping ??= (async () => {
+      logger.info('shutting down: no new connections');
+      const closed = new Promise<void>((resolve) => http.server.close(() => resolve()));
+      http.server.closeIdleConnections();
+      await core.runner.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await core.sweeper.stop();
+      clearInterval(keysReload);
+      // Deliveries cut short are retried at the next start, once their lease has run out.
+      await dispatcher.stop(Math.min(config.SHUTDOWN_TIMEOUT_MS, config.PUSH_TIMEOUT_MS + 1000));
+      // Waiting blocking sends now answer with the task as it stands, and open streams end: their
+      // clients resume with Last-Event-ID on another instance or after the restart.
+      http.shutdown.abort('shutdown');
+      await http.inFlight.drained(DRAIN_MS);
+      http.server.closeAllConnections();
+      await closed;
+      await core.store.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+}
