@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeDatabase, loadConfig } from '../src/config.js';
+import { dataLocation } from '../src/server/listening.js';
 
 describe('loadConfig: the store', () => {
   it('defaults to the SQLite file under ./data, with the signing keys beside it', () => {
@@ -54,5 +55,28 @@ describe('loadConfig: the store', () => {
       message = (err as Error).message;
     }
     expect(message).toContain('DATABASE_URL=mysql://app:***@db/tasks');
+  });
+});
+
+describe('the listening line: where the data is', () => {
+  it('names the SQLite file', () => {
+    expect(dataLocation(loadConfig({ DATABASE_URL: 'sqlite:/srv/th/tasks.db' }))).toEqual({
+      summary: 'SQLite /srv/th/tasks.db',
+      fields: { kind: 'sqlite', path: '/srv/th/tasks.db' },
+    });
+  });
+
+  it("names PostgreSQL's host, database and schema, never the user's password", () => {
+    const where = dataLocation(
+      loadConfig({
+        DATABASE_URL: 'postgres://app:s3cret@db.internal:5433/tasks?password=p2',
+        DATABASE_SCHEMA: 'c1',
+      }),
+    );
+    expect(where).toEqual({
+      summary: 'PostgreSQL db.internal:5433/tasks (schema c1)',
+      fields: { kind: 'postgres', host: 'db.internal:5433', database: 'tasks', schema: 'c1' },
+    });
+    expect(JSON.stringify(where)).not.toMatch(/s3cret|p2/);
   });
 });

@@ -1,4 +1,4 @@
-import type { Message, TaskRecord } from '../engine/task.js';
+import { isTerminal, type Message, type Progress, type TaskRecord } from '../engine/task.js';
 
 /**
  * The task handle every face shows (A2A in its extension metadata, /v1/jobs in the job document):
@@ -20,7 +20,24 @@ export function handleOf(r: TaskRecord): TaskHandle {
     pollIntervalMs: r.pollIntervalMs,
     ttlMs: r.ttlMs,
     expiresAt: new Date(r.expiresAt).toISOString(),
-    ...(r.progress ? { progress: r.progress } : {}),
+    ...progressOf(r),
+  };
+}
+
+/**
+ * The skill's last report while the task runs, and after a completion (its final words). A task
+ * that ended otherwise says what ended it: its last report ("running (pid 4242)") stopped being true
+ * when it failed, was canceled or was rejected, maybe by a restart the skill never saw.
+ */
+function progressOf(r: TaskRecord): { progress?: Progress } {
+  if (!isTerminal(r.state) || r.state === 'completed') return r.progress ? { progress: r.progress } : {};
+  const why = messageText(r.statusMessage).split('\n')[0];
+  const percent = r.progress?.percent;
+  return {
+    progress: {
+      ...(percent === undefined ? {} : { percent }),
+      message: why ? `${r.state}: ${why}` : r.state,
+    },
   };
 }
 

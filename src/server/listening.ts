@@ -8,7 +8,7 @@ import { FACE_PATHS } from './http.js';
  */
 export function listeningLine(core: Core, config: Config, url: string) {
   const auth = authentication(core, config);
-  const database = where(config);
+  const database = dataLocation(config);
   const faces = FACE_PATHS;
   const summary = [
     `taskhandle listening on ${url}`,
@@ -54,7 +54,7 @@ function authentication(core: Core, config: Config) {
 }
 
 /** Where the tasks are: the SQLite file, or PostgreSQL's host and database (never its password). */
-function where(config: Config) {
+export function dataLocation(config: Config) {
   const d = config.database;
   if (d.kind === 'sqlite') return { summary: `SQLite ${d.path}`, fields: { kind: 'sqlite', path: d.path } };
   const u = new URL(d.url);
