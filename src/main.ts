@@ -69,19 +69,27 @@ async function main(): Promise<void> {
     logger.fatal({ err, origin }, 'uncaught exception: stopping');
     process.exit(1);
   });
-  const server = await startServer({ config, skills, logger });
+  const starting = startServer({ config, skills, logger });
+  // Listened for before the server starts: a signal right after the `listening` line (or during the
+  // start) still stops it in order, rather than killing it with the store open.
   const shutdown = (signal: string) => {
-    server.logger.info({ signal }, 'signal received');
-    server.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        server.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
+    logger.info({ signal }, 'signal received');
+    starting.then(
+      (server) =>
+        server.stop().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        ),
+      // A start that failed is reported (and exits) below, in main's caller.
+      () => {},
     );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  await starting;
 }
 
 main().catch((err: unknown) => {

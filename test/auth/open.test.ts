@@ -60,8 +60,17 @@ describe('openAuthenticator', () => {
     });
   });
 
-  it('treats a keys file that does not exist yet as no keys: nobody gets in, nobody is anonymous', async () => {
-    const auth = open({ HOST: '0.0.0.0', API_KEYS_FILE: join(dir, 'not-yet.json') });
+  it('refuses a keys file that is not there, naming API_KEYS_FILE and how to make it', () => {
+    const file = join(dir, 'not-yet.json');
+    expect(refusal({ HOST: '0.0.0.0', API_KEYS_FILE: file })).toMatch(
+      new RegExp(`^API_KEYS_FILE=${file}: no such file.*api-keys add`),
+    );
+  });
+
+  it('treats an empty keys file as no keys: nobody gets in, nobody is anonymous', async () => {
+    const file = join(dir, 'empty.json');
+    writeFileSync(file, '[]');
+    const auth = open({ HOST: '0.0.0.0', API_KEYS_FILE: file });
     expect(auth.anonymous).toBe(false);
     expect(await auth.authenticate({})).toMatchObject({ ok: false });
   });
