@@ -35,6 +35,21 @@ describe('SqliteStore specifics', () => {
     }
   }
 
+  it('an exclusive store holds its file alone until closed, and a reader still reads it', async () => {
+    const path = freshPath();
+    const first = new SqliteStore({ path, exclusive: true });
+    try {
+      expect(() => new SqliteStore({ path, exclusive: true })).toThrow(
+        expect.objectContaining({ code: 'database-in-use', path, pid: process.pid }),
+      );
+      expect(inspect(path, (db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+    } finally {
+      await first.close();
+    }
+    const second = new SqliteStore({ path, exclusive: true });
+    await second.close();
+  });
+
   it('runs in WAL journal mode', () => {
     const path = freshPath();
     openStore(path);

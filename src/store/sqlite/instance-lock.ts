@@ -1,6 +1,11 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { ensurePrivateFile, type ModeLog } from '../../files/private-modes.js';
+import {
+  ensurePrivateFile,
+  type ModeLog,
+  PRIVATE_FILE_MODE,
+  tightenIfPresent,
+} from '../../files/private-modes.js';
 
 /**
  * Another server holds the database: SQLite serves one process at a time (a second one's streams
@@ -32,7 +37,10 @@ export class InstanceLock {
   /** Takes the lock for `dbPath`, or throws {@link DatabaseInUse} at once (it never waits). */
   static take(dbPath: string, log: ModeLog): InstanceLock {
     const path = `${dbPath}.lock`;
-    ensurePrivateFile(path, log);
+    // An existing file is only chmod-ed, never opened: closing any descriptor of a file drops every
+    // POSIX lock this process holds on it, so opening it here would release a lock already held.
+    if (existsSync(path)) tightenIfPresent(path, PRIVATE_FILE_MODE, log);
+    else ensurePrivateFile(path, log);
     const db = new Database(path, { timeout: 0 });
     try {
       db.pragma('locking_mode = EXCLUSIVE');
@@ -66,7 +74,8 @@ function holderPid(path: string): number | undefined {
     const inode = statSync(path).ino;
     for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
       const m = /\bPOSIX\s+\S+\s+WRITE\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/.exec(line);
-      if (m?.[2] === String(inode)) return Number(m[1]);
+      // 0: the holder is in another pid namespace (another container sharing the volume).
+      if (m?.[2] === String(inode) && Number(m[1]) > 0) return Number(m[1]);
     }
   } catch {
     // Not Linux, or /proc is not mounted: the message goes without the pid.
