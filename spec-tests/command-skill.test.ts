@@ -66,12 +66,24 @@ describe('the command skill, configured by COMMANDS_FILE', () => {
 
 describe('the progress of a command task that ended', () => {
   const file = commandsFile([
+    { name: 'hello', argv: [process.execPath, '-e', 'console.log("hello")'] },
     { name: 'fail', argv: [process.execPath, '-e', 'process.exit(3)'] },
     // Long enough to be caught running by a kill -9 of the server; ended by the test itself.
     { name: 'linger', argv: [process.execPath, '-e', 'setTimeout(() => {}, 60000)'] },
   ]);
   const env = { COMMANDS_FILE: file, LEASE_MS: '1000', RUNNER_POLL_MS: '100' };
   const progressOf = async (agent: Agent, id: string) => (await getTask(agent, id)).metadata[HANDLE].progress;
+
+  it('says the command exited 0 once it completed, not "running (pid ...)"', async () => {
+    const agent = await launch({ env });
+    try {
+      const task = await startTask(agent, skillMessage('command', { command: 'hello' }));
+      await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
+      expect((await progressOf(agent, task.id)).message).toBe('exited 0, 6 bytes of output');
+    } finally {
+      await agent.stop();
+    }
+  });
 
   it('says the command failed and why, not "running (pid ...)"', async () => {
     const agent = await launch({ env });

@@ -104,7 +104,11 @@ async function runCommand(
     if ('error' in result) return { state: 'failed', message: startFailure(name, spec, result.error) };
     if (timedOut)
       return { state: 'failed', message: withTail(`${name} timed out after ${spec.timeoutMs} ms`) };
-    if (result.code === 0) return { message: `${name} exited 0` };
+    if (result.code === 0) {
+      // The last report said "running (pid ...)": a completed task's progress says how it ended.
+      await ctx.progress({ message: `exited 0, ${out.bytes} bytes of output` }).catch(() => {});
+      return { message: `${name} exited 0` };
+    }
     if (result.code !== null)
       return { state: 'failed', message: withTail(`${name} exited with code ${result.code}`) };
     return { state: 'failed', message: withTail(`${name} was killed by ${result.signal ?? 'a signal'}`) };
