@@ -328,8 +328,10 @@ describe.skipIf(noPostgres !== undefined)('kill -9 of the instance delivering a 
       taskPushNotificationConfig: { url: hook.url('/hook') },
     });
     await hook.waitFor((all) => all.length >= 1);
-    const second = await cluster.add();
+    // Killed during its first attempt, before starting the survivor: on a loaded machine a start
+    // can outlast PUSH_TIMEOUT_MS, and the first instance would make (and hang on) a second attempt.
     await first.kill9();
+    const second = await cluster.add();
     await hook.waitFor((all) => all.some((r) => r.status === 200), 20_000);
     // A later notification from the survivor: a repeat still due would have gone out before it.
     const witness = await startReceiver();
