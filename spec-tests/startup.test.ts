@@ -102,7 +102,7 @@ describe('the listening line', () => {
         url: agent.url,
         auth: { anonymous: true, loopbackOnly: true },
         database: { kind: 'sqlite', path: agent.dbPath },
-        faces: { a2aJsonRpc: '/', a2aRest: '/rest', jobs: '/v1/jobs', inbox: '/inbox' },
+        faces: { a2aJsonRpc: '/', a2aRest: '/rest', jobs: '/v1/jobs', inbox: '/inbox', mcp: '/mcp' },
       });
       expect(line?.summary).toContain('auth: none (anonymous callers, this machine only)');
       expect(line?.summary).toContain(`data: SQLite ${agent.dbPath}`);

@@ -17,6 +17,7 @@ import { InFlight } from '../faces/http/in-flight.js';
 import { problem } from '../faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from '../faces/inbox/router.js';
 import { jobsRouter } from '../faces/jobs/router.js';
+import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import type { Core } from './core.js';
 
@@ -26,6 +27,7 @@ export const FACE_PATHS = {
   a2aRest: REST_PATH,
   jobs: '/v1/jobs',
   inbox: INBOX_PATH,
+  mcp: MCP_PATH,
   agentCard: '/.well-known/agent-card.json',
 } as const;
 
@@ -114,6 +116,9 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
+  // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).
+  const version = () => currentCard().sdk.version;
+  app.use(MCP_PATH, mcpRouter({ engine, admit, audit, version, ...bodyAndStreams }));
   app.use((_req, res) =>
     problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
   );

@@ -14,7 +14,7 @@ export function listeningLine(core: Core, config: Config, url: string) {
     `taskhandle listening on ${url}`,
     `auth: ${auth.summary}`,
     `data: ${database.summary}`,
-    `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}, jobs ${faces.jobs}, inbox ${faces.inbox}`,
+    `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}, jobs ${faces.jobs}, inbox ${faces.inbox}, MCP ${faces.mcp}`,
   ].join('; ');
   return {
     message: 'taskhandle listening',

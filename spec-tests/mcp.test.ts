@@ -1,0 +1,267 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CSV_HEADER, csvLines, eventually, getTask } from './a2a.js';
+import { type Agent, launch, tempDbPath } from './harness.js';
+
+/** A connected SDK client (1.x, protocol 2025-11-25) calling as `key`'s principal (none: anonymous). */
+async function connect(
+  url: string,
+  key?: string,
+  o: { elicit?: (message: string) => Record<string, unknown> } = {},
+) {
+  const client = new Client(
+    { name: 'mcp-test', version: '1.0.0' },
+    { capabilities: o.elicit ? { elicitation: { form: {} } } : {} },
+  );
+  if (o.elicit) {
+    const answer = o.elicit;
+    client.setRequestHandler(ElicitRequestSchema, async (req) => answer(req.params.message));
+  }
+  const headers: Record<string, string> = key ? { Authorization: `Bearer ${key}` } : {};
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }),
+  );
+  return client;
+}
+
+type Message = { type: string; task?: { status: string }; result?: unknown; error?: unknown };
+
+async function collect(stream: AsyncIterable<Message>): Promise<Message[]> {
+  const out: Message[] = [];
+  for await (const m of stream) out.push(m);
+  return out;
+}
+
+const clients: Client[] = [];
+const client = async (...args: Parameters<typeof connect>) => {
+  const c = await connect(...args);
+  clients.push(c);
+  return c;
+};
+
+describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025-11-25)', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme', bob: 'acme' }, env: { INLINE_ARTIFACT_BYTES: '4096' } });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(() => agent.stop());
+
+  it('initializes with task capabilities and lists every skill as a tool with its JSON Schema', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    expect(alice.getServerCapabilities()?.tasks).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await alice.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['approval', 'batch', 'export', 'sleep']);
+    const exportTool = tools.find((t) => t.name === 'export');
+    expect(exportTool?.execution).toEqual({ taskSupport: 'optional' });
+    expect(exportTool?.inputSchema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      properties: { format: { type: 'string', enum: ['csv', 'ndjson'] } },
+    });
+  });
+
+  it('a task-augmented call returns the handle, is polled, and its result holds the CSV', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    await alice.listTools();
+    const messages = await collect(
+      alice.experimental.tasks.callToolStream({
+        name: 'export',
+        arguments: { rows: 3 },
+      }) as AsyncIterable<Message>,
+    );
+    expect(messages[0]?.type).toBe('taskCreated');
+    const result = messages.at(-1)?.result as {
+      content: { type: string; resource?: { text?: string; uri: string } }[];
+    };
+    expect(messages.at(-1)?.type).toBe('result');
+    const file = result.content.find((c) => c.type === 'resource')?.resource;
+    expect(csvLines(file?.text ?? '')).toEqual([
+      CSV_HEADER,
+      expect.any(String),
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(file?.uri).toMatch(/\/v1\/jobs\/.+\/artifacts\//);
+  });
+
+  it('one task, every face: the MCP task is the A2A task and the /v1/jobs job of the same principal', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const created = await alice.request(
+      { method: 'tools/call', params: { name: 'sleep', arguments: { seconds: 0 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    const viaA2a = await getTask(agent, taskId);
+    expect(viaA2a.id).toBe(taskId);
+    const job = await fetch(`${agent.url}/v1/jobs/${taskId}`, { headers: agent.credentials });
+    expect(((await job.json()) as { taskId: string }).taskId).toBe(taskId);
+  });
+
+  it('a large artifact is a resource link to the download route, which gives the file with the same key', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const result = (await alice.callTool({ name: 'export', arguments: { rows: 500 } })) as {
+      content: { type: string; uri?: string; size?: number; mimeType?: string }[];
+    };
+    const link = result.content.find((c) => c.type === 'resource_link');
+    expect(link).toMatchObject({ mimeType: 'text/csv', uri: expect.stringContaining('/v1/jobs/') });
+    const anonymous = await fetch(String(link?.uri));
+    expect(anonymous.status).toBe(401);
+    const download = await fetch(String(link?.uri), {
+      headers: { Authorization: `Bearer ${agent.keys.alice}` },
+    });
+    const text = await download.text();
+    expect(csvLines(text)).toHaveLength(501);
+    expect(Buffer.byteLength(text)).toBe(link?.size);
+  });
+
+  it('cancels a running task; the status says cancelled and a second cancel is refused', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    await alice.listTools();
+    const stream = alice.experimental.tasks.callToolStream({ name: 'sleep', arguments: { seconds: 600 } });
+    const first = (await stream[Symbol.asyncIterator]().next()).value as { task: { taskId: string } };
+    const taskId = first.task.taskId;
+    const cancelled = await alice.experimental.tasks.cancelTask(taskId);
+    expect(cancelled.status).toBe('cancelled');
+    expect((await alice.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    await expect(alice.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/already cancelled/);
+  });
+
+  it('another principal is refused as for a missing task, and lists only its own tasks', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const bob = await client(agent.url, agent.keys.bob);
+    await alice.listTools();
+    const [created] = await collect(
+      alice.experimental.tasks.callToolStream({
+        name: 'sleep',
+        arguments: { seconds: 0 },
+      }) as AsyncIterable<Message>,
+    );
+    const taskId = (created as unknown as { task: { taskId: string } }).task.taskId;
+    const refusal = async (id: string) => {
+      try {
+        await bob.experimental.tasks.getTask(id);
+      } catch (err) {
+        return { code: (err as McpError).code, message: (err as McpError).message };
+      }
+      throw new Error('bob read the task');
+    };
+    const theirs = await refusal(taskId);
+    expect(theirs.code).toBe(-32602);
+    expect(theirs).toEqual(await refusal('00000000-0000-7000-8000-000000000000'));
+    const mine = await alice.experimental.tasks.listTasks();
+    expect(mine.tasks.map((t) => t.taskId)).toContain(taskId);
+    const bobs = await bob.experimental.tasks.listTasks();
+    expect(bobs.tasks.map((t) => t.taskId)).not.toContain(taskId);
+  });
+
+  it('input_required is answered through elicitation on tasks/result', async () => {
+    const prompts: string[] = [];
+    const alice = await client(agent.url, agent.keys.alice, {
+      elicit: (message) => {
+        prompts.push(message);
+        return { action: 'accept', content: { answer: 'approve: looks fine' } };
+      },
+    });
+    // The approval suggests polling once a minute: the test waits for input_required itself, then
+    // calls tasks/result as callToolStream does at that status.
+    const { task } = await alice.request(
+      { method: 'tools/call', params: { name: 'approval', arguments: { action: 'Deploy v2' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await eventually(async () => {
+      const now = await alice.experimental.tasks.getTask(task.taskId);
+      return now.status === 'input_required' ? now : undefined;
+    });
+    const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(prompts[0]).toMatch(/Approve or reject: Deploy v2/);
+    expect(result.isError).toBe(false);
+    expect(result.content[0]).toEqual({
+      type: 'text',
+      text: expect.stringMatching(/^Approved by .*: looks fine$/),
+    });
+    expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
+  });
+
+  it('a plain tools/call (no task) is held open and answers the CallToolResult', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const result = (await alice.callTool({ name: 'sleep', arguments: { seconds: 0 } })) as {
+      content: { text: string }[];
+      isError: boolean;
+    };
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Slept 0 s' }], isError: false });
+  });
+
+  it('wrong arguments and unknown tools are JSON-RPC errors that say what to send', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    await expect(alice.callTool({ name: 'export', arguments: { rowz: 3 } })).rejects.toThrow(/rowz/);
+    await expect(alice.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(
+      /Unknown tool "nope"; tools\/list/,
+    );
+  });
+});
+
+describe('MCP face: anonymous callers and restarts', () => {
+  const agents: Agent[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+  });
+
+  it('an anonymous caller gets no tasks/list capability and an empty list', async () => {
+    const agent = await launch();
+    agents.push(agent);
+    const anonymous = await client(agent.url);
+    expect(anonymous.getServerCapabilities()?.tasks).toEqual({
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const res = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list' }),
+    });
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { tasks: [] } });
+  });
+
+  it('a task started before a restart is polled to its result after it', async () => {
+    const dbPath = tempDbPath();
+    const fast = { LEASE_MS: '1000', RUNNER_POLL_MS: '100' };
+    const first = await launch({ dbPath, apiKeys: { alice: 'acme' }, env: fast });
+    agents.push(first);
+    const before = await client(first.url, first.keys.alice);
+    await before.listTools();
+    const stream = before.experimental.tasks.callToolStream({ name: 'sleep', arguments: { seconds: 2 } });
+    const created = (await stream[Symbol.asyncIterator]().next()).value as { task: { taskId: string } };
+    await before.close();
+    await first.kill9();
+    agents.splice(0);
+    const second = await launch({
+      dbPath,
+      apiKeysFile: { file: String(first.keysFile), keys: first.keys },
+      env: fast,
+    });
+    agents.push(second);
+    const after = await client(second.url, second.keys.alice);
+    const done = await eventually(async () => {
+      const task = await after.experimental.tasks.getTask(created.task.taskId);
+      return task.status === 'completed' ? task : undefined;
+    });
+    expect(done.taskId).toBe(created.task.taskId);
+    const result = await after.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Slept 2 s' }]);
+  });
+});

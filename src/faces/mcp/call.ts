@@ -1,0 +1,27 @@
+import type { Request, Response } from 'express';
+import type { Principal } from '../../auth/principal.js';
+import type { CallerPolicy } from '../../engine/grant.js';
+import type { RequestId } from './jsonrpc.js';
+import type { McpOptions } from './options.js';
+import type { Revision } from './revision.js';
+
+/** One JSON-RPC request, admitted: who asks, in which revision, and the HTTP exchange it came in. */
+export interface Call {
+  o: McpOptions;
+  req: Request;
+  res: Response;
+  principal: Principal;
+  owner: string;
+  policy: CallerPolicy;
+  revision: Revision;
+  id: RequestId;
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** A handler's answer: a result to send as JSON, or STREAMED when it wrote its own (SSE) response. */
+export const STREAMED = Symbol('streamed');
+export type Answer = Record<string, unknown> | typeof STREAMED;
+
+/** `_meta` of what belongs to a task (2025-11-25): its id. */
+export const relatedTask = (taskId: string) => ({ 'io.modelcontextprotocol/related-task': { taskId } });

@@ -1,0 +1,13 @@
+import type { Engine } from '../../engine/engine.js';
+import type { Audit } from '../audit.js';
+import type { FaceOptions } from '../http/admission.js';
+
+/** What the MCP face is built with. */
+export interface McpOptions extends FaceOptions {
+  engine: Engine;
+  audit: Audit;
+  /** The server's version, as `serverInfo` shows it (the agent card's, known once the server listens). */
+  version: () => string;
+  /** Where the protected-resource metadata is (when JWTs are on): named in 401 challenges. */
+  resourceMetadataUrl?: () => string | undefined;
+}

@@ -1,0 +1,228 @@
+import express from 'express';
+import { ownerKey, type Principal, policyOf } from '../../auth/principal.js';
+import { isEngineError } from '../../engine/errors.js';
+import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import { InFlightKeys } from '../jobs/idempotency.js';
+import { type Answer, type Call, STREAMED } from './call.js';
+import { parseElicitationId } from './follow.js';
+import { ElicitResult, pendingInput } from './input-request.js';
+import { CODE, engineRefusal, Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
+import type { McpOptions } from './options.js';
+import {
+  discoverResult,
+  initializeResult,
+  type Revision,
+  resultMeta,
+  revisionOf,
+  SUPPORTED_VERSIONS,
+} from './revision.js';
+import { cancelTask, getTask, listTasks, respond, taskResult, updateTask } from './tasks.js';
+import { callTool } from './tool-call.js';
+import { toolsFor } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+
+type Method = (c: Call) => Promise<Answer>;
+
+/**
+ * `/mcp`: the engine's skills as MCP tools and its tasks as MCP tasks, over Streamable HTTP,
+ * stateless: no session id is issued and nothing is kept between requests (a task lives in the
+ * engine, reached by its id and the caller's identity), so any instance answers any request.
+ * Requests of 2026-07-28 (per-request `_meta`) get the Tasks extension (SEP-2663); those of the
+ * handshake revisions get 2025-11-25's tasks. See docs/mcp.md.
+ * @example app.use(MCP_PATH, mcpRouter({ engine, admit, audit, version, ...bodyAndStreams }));
+ */
+export function mcpRouter(o: McpOptions): express.Router {
+  const inFlight = new InFlightKeys();
+  const methods: Record<string, Method> = {
+    initialize: handshakeOnly(
+      'initialize is not part of protocol 2026-07-28: call server/discover',
+      async (c) => initializeResult(c.params, c.principal, o.version()),
+    ),
+    ping: async () => ({}),
+    'server/discover': async (c) => discoverResult(c.principal, o.version()),
+    'tools/list': async (c) => ({ tools: toolsFor(o.engine.skills, c.policy) }),
+    'tools/call': (c) => callTool(c, inFlight),
+    'tasks/get': getTask,
+    'tasks/cancel': cancelTask,
+    'tasks/result': handshakeOnly(
+      'tasks/result is not part of the Tasks extension: tasks/get carries the result',
+      taskResult,
+    ),
+    'tasks/list': handshakeOnly(
+      'tasks/list is not part of the Tasks extension: keep the task ids you were given',
+      listTasks,
+    ),
+    'tasks/update': async (c) => {
+      if (c.revision.kind === 'stateless') return updateTask(c);
+      throw new RpcRefusal(
+        CODE.methodNotFound,
+        "tasks/update is the Tasks extension's (protocol 2026-07-28); under 2025-11-25 answer the elicitation tasks/result sends",
+      );
+    },
+  };
+
+  const router = express.Router();
+  router.post('/', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const auth = await o.admit(req);
+    if (!auth.ok) {
+      const { status, headers, message } = auth.refusal;
+      const metadata = o.resourceMetadataUrl?.();
+      const challenge = headers['WWW-Authenticate'];
+      if (challenge && metadata)
+        headers['WWW-Authenticate'] = `${challenge}, resource_metadata="${metadata}"`;
+      res
+        .status(status)
+        .set(headers)
+        .json(replyError(null, CODE.invalidRequest, message));
+      return;
+    }
+    const version = req.get('MCP-Protocol-Version');
+    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
+      res
+        .status(400)
+        .json(
+          replyError(
+            null,
+            CODE.invalidRequest,
+            `MCP-Protocol-Version ${JSON.stringify(version)} is not supported; use one of ${SUPPORTED_VERSIONS.join(', ')}`,
+          ),
+        );
+      return;
+    }
+    if (!isJsonContentType(req.get('Content-Type'))) {
+      res
+        .status(415)
+        .json(
+          replyError(
+            null,
+            CODE.invalidRequest,
+            'Send the JSON-RPC message as Content-Type: application/json',
+          ),
+        );
+      return;
+    }
+    let body: unknown;
+    try {
+      body = await readJson(req, o);
+    } catch (err) {
+      if (!(err instanceof BodyRefused)) throw err;
+      const code = err.problem.kind === 'not-json' ? CODE.parseError : CODE.invalidRequest;
+      res.status(err.status).json(replyError(null, code, err.message));
+      return;
+    }
+    if (Array.isArray(body)) {
+      res
+        .status(400)
+        .json(
+          replyError(
+            null,
+            CODE.invalidRequest,
+            'Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18',
+          ),
+        );
+      return;
+    }
+    const parsed = Incoming.safeParse(body);
+    if (!parsed.success) {
+      res
+        .status(400)
+        .json(
+          replyError(
+            null,
+            CODE.invalidRequest,
+            'Send a JSON-RPC 2.0 message: {"jsonrpc": "2.0", "id", "method", "params"?}',
+          ),
+        );
+      return;
+    }
+    const message = parsed.data;
+    if (!('method' in message)) {
+      await takeResponse(o, auth.principal, message);
+      res.status(202).end();
+      return;
+    }
+    if (!('id' in message)) {
+      res.status(202).end(); // notifications (initialized, cancelled...) change nothing here
+      return;
+    }
+    const { id, method } = message;
+    const params = message.params ?? {};
+    try {
+      const revision: Revision = revisionOf(params);
+      const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
+      if (!handler) {
+        throw new RpcRefusal(
+          CODE.methodNotFound,
+          `Method "${method}" not found; this server answers ${Object.keys(methods).join(', ')}`,
+        );
+      }
+      const call: Call = {
+        o,
+        req,
+        res,
+        principal: auth.principal,
+        owner: ownerKey(auth.principal),
+        policy: policyOf(auth.principal),
+        revision,
+        id,
+        method,
+        params,
+      };
+      const result = await handler(call);
+      if (result === STREAMED) return;
+      const meta =
+        revision.kind === 'stateless'
+          ? {
+              resultType: 'complete',
+              ...result,
+              _meta: { ...resultMeta(o.version()), ...(result._meta as object | undefined) },
+            }
+          : result;
+      res.json({ jsonrpc: '2.0', id, result: meta });
+    } catch (err) {
+      const refusal = err instanceof RpcRefusal ? err : isEngineError(err) ? engineRefusal(err) : undefined;
+      if (!refusal) throw err;
+      if (res.headersSent) return void res.end();
+      res
+        .status(refusal.httpStatus)
+        .json(replyError(id as RequestId, refusal.code, refusal.message, refusal.data));
+    }
+  });
+  router.all('/', (_req, res) => {
+    res
+      .status(405)
+      .set('Allow', 'POST')
+      .json(
+        replyError(
+          null,
+          CODE.invalidRequest,
+          'This MCP endpoint is stateless: POST each JSON-RPC message to it (no GET stream, no session to DELETE)',
+        ),
+      );
+  });
+  return router;
+}
+
+/** A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there. */
+const handshakeOnly =
+  (refusal: string, m: Method): Method =>
+  (c) => {
+    if (c.revision.kind === 'handshake') return m(c);
+    throw new RpcRefusal(CODE.methodNotFound, refusal);
+  };
+
+/**
+ * A client's response to a request of ours: an elicitation this face sent for a task's question
+ * (its id names both). Any other response, or one to a question since answered, changes nothing.
+ */
+async function takeResponse(o: McpOptions, principal: Principal, message: Incoming): Promise<void> {
+  const about = parseElicitationId('id' in message ? message.id : undefined);
+  const result = ElicitResult.safeParse('result' in message ? message.result : undefined);
+  if (!about || !result.success) return;
+  const owner = ownerKey(principal);
+  const current = await o.engine.record(owner, about.taskId).catch(() => undefined);
+  if (!current || pendingInput(current)?.key !== about.key) return;
+  await respond({ o, owner, principal }, current.id, result.data);
+}

@@ -1,0 +1,30 @@
+import type { TaskRecord } from '../../engine/task.js';
+import { handleOf, messageText } from '../handle.js';
+import { type McpStatus, STATE_NAMES } from '../states.js';
+
+/** Where this face puts a task's progress (percent, message) in `_meta`: MCP's Task has no field for it. */
+export const PROGRESS_META = 'taskhandle/progress';
+
+/** What every MCP revision's task shows: id, status (STATE_NAMES' `mcp` column), message, times. */
+function common(r: TaskRecord) {
+  const handle = handleOf(r);
+  const statusMessage = messageText(r.statusMessage) || r.progress?.message;
+  return {
+    taskId: r.id,
+    status: STATE_NAMES[r.state].mcp as McpStatus,
+    ...(statusMessage ? { statusMessage } : {}),
+    createdAt: handle.createdAt,
+    lastUpdatedAt: handle.lastUpdatedAt,
+    ...(r.progress ? { _meta: { [PROGRESS_META]: r.progress } } : {}),
+  };
+}
+
+/** The Task of protocol 2025-11-25 (`ttl` and `pollInterval` in ms). */
+export const legacyTask = (r: TaskRecord) => ({ ...common(r), ttl: r.ttlMs, pollInterval: r.pollIntervalMs });
+
+/** The Task of the Tasks extension (SEP-2663: `ttlMs`, `pollIntervalMs`). */
+export const extensionTask = (r: TaskRecord) => ({
+  ...common(r),
+  ttlMs: r.ttlMs,
+  pollIntervalMs: r.pollIntervalMs,
+});

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import type { TaskView } from '../../engine/task.js';
+import {
+  IDEMPOTENCY_METADATA,
+  type InFlightKeys,
+  KEY_PATTERN,
+  messageIdOf,
+  payloadHash,
+} from '../jobs/idempotency.js';
+import type { Answer, Call } from './call.js';
+import { follow } from './follow.js';
+import { CODE, invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
+import { needsTasksExtension } from './revision.js';
+import { extensionTask, legacyTask } from './task-shape.js';
+
+/**
+ * `_meta` key of a tools/call's idempotency key: a retry with the same key (same caller, same tool
+ * and arguments) returns the first call's task instead of starting a second job. It is the key
+ * space of /v1/jobs' Idempotency-Key: one key, one task, whichever face the retry comes through.
+ */
+export const IDEMPOTENCY_META = 'taskhandle/idempotencyKey';
+
+const CallParams = z.object({
+  name: z.string().min(1).max(200),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  task: z.object({ ttl: z.number().optional() }).optional(),
+  _meta: z
+    .object({
+      progressToken: z.union([z.string(), z.number()]).optional(),
+      [IDEMPOTENCY_META]: z.string().regex(KEY_PATTERN, '1 to 255 visible ASCII characters').optional(),
+    })
+    .optional(),
+});
+
+/**
+ * `tools/call`: makes the skill's task and, once it is committed, answers with its handle (the
+ * extension's CreateTaskResult, or 2025-11-25's `{task}` when the call asked for one); a plain
+ * 2025-11-25 call is held open until the task ends. Under 2026-07-28 a client without the Tasks
+ * extension is refused with -32021 before any task is made: every tool here is a job.
+ */
+export async function callTool(c: Call, inFlight: InFlightKeys): Promise<Answer> {
+  const p = paramsOf(CallParams, c.params, '{"name": string, "arguments"?: object}');
+  const skill = c.o.engine.skills.get(p.name);
+  if (!skill || (c.policy.skills && !c.policy.skills.has(skill.id))) {
+    throw invalidParams(`Unknown tool "${p.name}"; tools/list names the tools you may call`);
+  }
+  if (c.revision.kind === 'stateless' && !c.revision.tasksExtension) throw needsTasksExtension(p.name);
+  const view = await submit(c, p.name, p.arguments ?? {}, p._meta?.[IDEMPOTENCY_META], inFlight);
+  const { record } = view;
+  if (c.revision.kind === 'stateless') return { resultType: 'task', ...extensionTask(record) };
+  if (p.task) return { task: legacyTask(record) };
+  return follow(c, record.id, { progressToken: p._meta?.progressToken, statusNotifications: false });
+}
+
+async function submit(
+  c: Call,
+  skill: string,
+  input: Record<string, unknown>,
+  key: string | undefined,
+  inFlight: InFlightKeys,
+): Promise<TaskView> {
+  const hash = payloadHash({ skill, input });
+  if (key !== undefined && !inFlight.take(c.owner, key)) {
+    throw new RpcRefusal(
+      CODE.invalidRequest,
+      `A call with idempotency key "${key}" is still being answered; retry later`,
+    );
+  }
+  try {
+    const { view, created } = await c.o.engine.submit({
+      owner: c.owner,
+      skill,
+      input,
+      key: key === undefined ? undefined : messageIdOf(key),
+      metadata: key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
+      policy: c.policy,
+    });
+    if (created) c.o.audit('create', c.principal, view.record.id);
+    else {
+      const stored = view.record.metadata?.[IDEMPOTENCY_METADATA] as { payloadHash?: string } | undefined;
+      if (stored?.payloadHash !== hash) {
+        throw invalidParams(`Idempotency key "${key}" was used with another tool or other arguments`);
+      }
+    }
+    return view;
+  } finally {
+    if (key !== undefined) inFlight.release(c.owner, key);
+  }
+}
