@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -6,6 +9,7 @@ import {
   ElicitRequestSchema,
   type McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLines, eventually, getTask } from './a2a.js';
 import { type Agent, launch, tempDbPath } from './harness.js';
@@ -263,5 +267,82 @@ describe('MCP face: anonymous callers and restarts', () => {
     expect(done.taskId).toBe(created.task.taskId);
     const result = await after.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'Slept 2 s' }]);
+  });
+});
+
+describe('MCP face: idempotent calls and JWT identities', () => {
+  const agents: Agent[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+  });
+
+  it('a retried tools/call with the same idempotency key starts no second job (nor does /v1/jobs with that key)', async () => {
+    const agent = await launch({ apiKeys: { alice: 'acme' } });
+    agents.push(agent);
+    const alice = await client(agent.url, agent.keys.alice);
+    const call = (args: Record<string, unknown>) =>
+      alice.request(
+        {
+          method: 'tools/call',
+          params: { name: 'sleep', arguments: args, task: {}, _meta: { 'taskhandle/idempotencyKey': 'k-1' } },
+        },
+        CreateTaskResultSchema,
+      );
+    const first = await call({ seconds: 0 });
+    const retry = await call({ seconds: 0 });
+    expect(retry.task.taskId).toBe(first.task.taskId);
+    await expect(call({ seconds: 1 })).rejects.toThrow(
+      /Idempotency key "k-1" was used with another tool or other arguments/,
+    );
+    const viaJobs = await fetch(`${agent.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { ...agent.credentials, 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' },
+      body: JSON.stringify({ skill: 'sleep', input: { seconds: 0 } }),
+    });
+    expect(((await viaJobs.json()) as { taskId: string }).taskId).toBe(first.task.taskId);
+    const { tasks } = await alice.experimental.tasks.listTasks();
+    expect(tasks.filter((t) => t.taskId === first.task.taskId)).toHaveLength(1);
+    expect(tasks).toHaveLength(1);
+  });
+
+  it('takes bearer JWTs, and names the protected-resource metadata (the JWT issuer) in its 401', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwks = join(mkdtempSync(join(tmpdir(), 'mcp-jwks-')), 'jwks.json');
+    writeFileSync(
+      jwks,
+      JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }),
+    );
+    const issuer = 'https://issuer.mcp-tests.example';
+    const agent = await launch({
+      env: { JWT_JWKS_FILE: jwks, JWT_ISSUER: issuer, JWT_AUDIENCE: 'taskhandle-mcp' },
+    });
+    agents.push(agent);
+    const refused = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(refused.status).toBe(401);
+    const metadataUrl = `${agent.url}/.well-known/oauth-protected-resource/mcp`;
+    expect(refused.headers.get('WWW-Authenticate')).toContain(`resource_metadata="${metadataUrl}"`);
+    expect(await (await fetch(metadataUrl)).json()).toEqual({
+      resource: `${agent.url}/mcp`,
+      authorization_servers: [issuer],
+      bearer_methods_supported: ['header'],
+      resource_name: 'taskhandle MCP endpoint',
+    });
+    const token = await new SignJWT({ tenant: 'acme' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience('taskhandle-mcp')
+      .setSubject('dana')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    const dana = await client(agent.url, token);
+    expect((await dana.listTools()).tools.length).toBeGreaterThan(0);
+    const result = await dana.callTool({ name: 'sleep', arguments: { seconds: 0 } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Slept 0 s' }]);
   });
 });

@@ -38,6 +38,8 @@ export interface Core {
   sweeper: Sweeper;
   /** Tells the engine the base URL artifact links start with, once the server listens. */
   setBaseUrl(url: string): void;
+  /** The base URL callers reach the server at (empty until it listens). */
+  baseUrl(): string;
 }
 
 /**
@@ -131,6 +133,7 @@ export async function buildCore(
     runner,
     sweeper,
     setBaseUrl,
+    baseUrl: () => baseUrl,
   };
 }
 

@@ -17,6 +17,11 @@ import { InFlight } from '../faces/http/in-flight.js';
 import { problem } from '../faces/http/problem.js';
 import { INBOX_PATH, inboxRouter } from '../faces/inbox/router.js';
 import { jobsRouter } from '../faces/jobs/router.js';
+import {
+  PROTECTED_RESOURCE_PATH,
+  protectedResourceUrl,
+  serveProtectedResource,
+} from '../faces/mcp/protected-resource.js';
 import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import type { Core } from './core.js';
@@ -118,7 +123,13 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).
   const version = () => currentCard().sdk.version;
-  app.use(MCP_PATH, mcpRouter({ engine, admit, audit, version, ...bodyAndStreams }));
+  const issuer = config.JWT_ISSUER;
+  if (issuer !== undefined) {
+    const metadata = serveProtectedResource({ baseUrl: core.baseUrl, issuer });
+    app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], metadata);
+  }
+  const resourceMetadataUrl = () => (issuer === undefined ? undefined : protectedResourceUrl(core.baseUrl()));
+  app.use(MCP_PATH, mcpRouter({ engine, admit, audit, version, resourceMetadataUrl, ...bodyAndStreams }));
   app.use((_req, res) =>
     problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
   );
