@@ -209,6 +209,36 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     expect(result).toEqual({ content: [{ type: 'text', text: 'Slept 0 s' }], isError: false });
   });
 
+  it("a plain call with a progress token gets notifications/progress from the task's progress", async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const seen: number[] = [];
+    const result = await alice.callTool({ name: 'sleep', arguments: { seconds: 2 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
+    expect(result.content).toEqual([{ type: 'text', text: 'Slept 2 s' }]);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  });
+
+  it('a plain call from a client that takes no SSE is answered as JSON', async () => {
+    const res = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...agent.credentials },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'sleep', arguments: { seconds: 0 } },
+      }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { content: [{ type: 'text', text: 'Slept 0 s' }], isError: false },
+    });
+  });
+
   it('wrong arguments and unknown tools are JSON-RPC errors that say what to send', async () => {
     const alice = await client(agent.url, agent.keys.alice);
     await expect(alice.callTool({ name: 'export', arguments: { rowz: 3 } })).rejects.toThrow(/rowz/);

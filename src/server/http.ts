@@ -129,7 +129,18 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
     app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], metadata);
   }
   const resourceMetadataUrl = () => (issuer === undefined ? undefined : protectedResourceUrl(core.baseUrl()));
-  app.use(MCP_PATH, mcpRouter({ engine, admit, audit, version, resourceMetadataUrl, ...bodyAndStreams }));
+  app.use(
+    MCP_PATH,
+    mcpRouter({
+      engine,
+      admit,
+      audit,
+      version,
+      resourceMetadataUrl,
+      blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+      ...bodyAndStreams,
+    }),
+  );
   app.use((_req, res) =>
     problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
   );

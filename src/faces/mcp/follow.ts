@@ -46,10 +46,10 @@ export async function follow(
   c.res.once('close', () => gone.abort());
   const signal = AbortSignal.any([gone.signal, c.o.shutdown]);
   if (!(c.req.headers.accept ?? '').includes('text/event-stream')) {
-    let r = await engine.record(c.owner, taskId);
-    while (!isTerminal(r.state) && !signal.aborted)
-      r = await engine.waitUntil(taskId, isTerminal, 60_000, signal);
-    c.res.json(isTerminal(r.state) ? await finalAnswer(c, r) : stopped(c, taskId));
+    // Without a stream nothing shows the call is alive: it is held for BLOCKING_TIMEOUT_MS at most.
+    await engine.record(c.owner, taskId);
+    const r = await engine.waitUntil(taskId, isTerminal, c.o.blockingTimeoutMs, signal);
+    c.res.json(isTerminal(r.state) ? await finalAnswer(c, r) : stillRunning(c, taskId));
     return STREAMED;
   }
   const sse = new SseWriter(c.res, c.o.keepAliveMs);
@@ -98,6 +98,15 @@ export async function follow(
   sse.end();
   return STREAMED;
 }
+
+/** A call held as long as it may be: the task goes on; say how to follow it. */
+const stillRunning = (c: Call, taskId: string) =>
+  replyError(
+    c.id,
+    CODE.internalError,
+    `Task ${taskId} is still running: poll it with tasks/get, or call with Accept: text/event-stream (or as a task) to wait for it`,
+    { taskId },
+  );
 
 /** The stream ended before the task (shutdown, expiry): the task goes on; say how to find it. */
 const stopped = (c: Call, taskId: string) =>

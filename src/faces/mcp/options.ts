@@ -8,6 +8,11 @@ export interface McpOptions extends FaceOptions {
   audit: Audit;
   /** The server's version, as `serverInfo` shows it (the agent card's, known once the server listens). */
   version: () => string;
+  /**
+   * How long a plain `tools/call` from a client that takes no SSE is held open (BLOCKING_TIMEOUT_MS):
+   * then it is told the task's id to poll. Over SSE the call is held until the task ends.
+   */
+  blockingTimeoutMs: number;
   /** Where the protected-resource metadata is (when JWTs are on): named in 401 challenges. */
   resourceMetadataUrl?: () => string | undefined;
 }
