@@ -28,12 +28,14 @@ const LEAKS: RegExp[] = [
 ];
 
 /** The face that answers a request: each has its documented error shape (README, docs/http-jobs.md). */
-export type Face = 'jsonrpc' | 'rest' | 'rest-v0.3' | 'problem';
+export type Face = 'jsonrpc' | 'mcp' | 'rest' | 'rest-v0.3' | 'problem';
 
 export function faceOf(r: FuzzRequest): Face {
   // A method Node's parser does not know never reaches a face: the server answers it itself.
   if (!METHODS.includes(r.method)) return 'problem';
   if (r.method === 'POST' && (r.path === '/' || r.path.startsWith('/?'))) return 'jsonrpc';
+  // /mcp answers every method itself, each error as JSON-RPC (docs/mcp.md).
+  if (/^\/mcp\/?(\?|$)/.test(r.path)) return 'mcp';
   const rest = /^\/rest(?=\/|\?|$)(.*)$/.exec(r.path);
   if (!rest) return 'problem';
   const path = rest[1] ?? '';
@@ -55,9 +57,8 @@ export function violation(r: FuzzRequest, res: FuzzResponse): string | undefined
   // A range past the end of a download: documented as a bare 416 with its Content-Range.
   if (res.status === 416 && res.text === '') return undefined;
   if (res.status < 400 || r.method === 'HEAD') {
-    return faceOf(r) === 'jsonrpc' && res.contentType.startsWith('application/json')
-      ? jsonRpcShape(res.text)
-      : undefined;
+    const rpc = ['jsonrpc', 'mcp'].includes(faceOf(r)) && r.method !== 'HEAD';
+    return rpc && res.contentType.startsWith('application/json') ? jsonRpcShape(res.text) : undefined;
   }
   // Headers (the path with them) over Node's limit are answered by the server before any face.
   const face = res.status === 431 ? 'problem' : faceOf(r);
@@ -69,6 +70,7 @@ export function violation(r: FuzzRequest, res: FuzzResponse): string | undefined
   }
   switch (face) {
     case 'jsonrpc':
+    case 'mcp':
       return jsonRpcShape(res.text);
     case 'rest': {
       const e = (body as { error?: { code?: unknown; status?: unknown; message?: unknown } }).error;

@@ -295,6 +295,105 @@ function jsonRpc(k: Known): fc.Arbitrary<FuzzRequest> {
     }));
 }
 
+/** MCP's `_meta`: none (2025-11-25), or 2026-07-28's per-request fields, with or without the Tasks extension. */
+const mcpMeta = fc.oneof(
+  fc.constant(undefined),
+  shape({
+    'io.modelcontextprotocol/protocolVersion': field(fc.constantFrom('2026-07-28', '2025-11-25', 'x')),
+    'io.modelcontextprotocol/clientCapabilities': optional(
+      fc.constantFrom({}, { extensions: { 'io.modelcontextprotocol/tasks': {} } }, { extensions: 1 }),
+    ),
+    progressToken: optional(fc.oneof(fc.integer(), fc.string({ maxLength: 8 }))),
+    'taskhandle/idempotencyKey': optional(fc.constantFrom('k1', '', 'x'.repeat(300))),
+  }),
+);
+
+function mcpParams(k: Known): Record<string, fc.Arbitrary<unknown>> {
+  const taskId = idOf(k.taskIds);
+  const withMeta = (fields: Record<string, fc.Arbitrary<unknown>>) => shape({ ...fields, _meta: mcpMeta });
+  const input = shape({
+    rows: optional(fc.integer({ min: 0, max: 50 })),
+    seconds: optional(fc.constantFrom(0, 0.1, 30)),
+    action: optional(fc.string({ maxLength: 20 })),
+    approver: optional(fc.constantFrom('globex/bob', 'acme/alice', 'nobody')),
+  });
+  const answer = shape({
+    action: field(fc.constantFrom('accept', 'decline', 'cancel', 'maybe')),
+    content: optional(shape({ answer: optional(fc.constantFrom('approve', 'reject', '')) })),
+  });
+  return {
+    initialize: withMeta({ protocolVersion: optional(fc.constantFrom('2025-11-25', '2024-01-01')) }),
+    ping: withMeta({}),
+    'server/discover': withMeta({}),
+    'tools/list': withMeta({ cursor: optional(fc.string({ maxLength: 8 })) }),
+    'tools/call': withMeta({
+      name: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'nope')),
+      arguments: optional(input),
+      task: optional(shape({ ttl: optional(fc.integer()) })),
+    }),
+    'tasks/get': withMeta({ taskId: field(taskId) }),
+    'tasks/result': withMeta({ taskId: field(taskId) }),
+    'tasks/list': withMeta({ cursor: optional(fc.string({ maxLength: 12 })) }),
+    'tasks/cancel': withMeta({ taskId: field(taskId) }),
+    'tasks/update': withMeta({
+      taskId: field(taskId),
+      inputResponses: field(fc.dictionary(fc.constantFrom('ask-1', 'ask-4', 'x'), answer, { maxKeys: 2 })),
+    }),
+  };
+}
+
+/** MCP on `POST /mcp`: its methods (and unknown ones), requests, notifications and responses. */
+function mcp(k: Known): fc.Arbitrary<FuzzRequest> {
+  const params = mcpParams(k);
+  const name = fc.oneof(
+    { weight: 10, arbitrary: fc.constantFrom(...Object.keys(params)) },
+    { weight: 1, arbitrary: fc.constantFrom('tasks/teleport', 'notifications/initialized', '__proto__') },
+  );
+  const request = name.chain((m) =>
+    shape({
+      jsonrpc: field(fc.constant('2.0')),
+      id: optional(fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null))),
+      method: field(fc.constant(m)),
+      params: optional(Object.hasOwn(params, m) ? (params[m] as fc.Arbitrary<unknown>) : shape({})),
+    }),
+  );
+  // A response to an elicitation of ours: its id names a task and a question.
+  const response = shape({
+    jsonrpc: field(fc.constant('2.0')),
+    id: field(
+      fc.oneof(
+        idOf(k.taskIds).map((t) => `input:ask-4:${t}`),
+        fc.string({ maxLength: 12 }),
+      ),
+    ),
+    result: optional(
+      shape({ action: field(fc.constantFrom('accept', 'decline')), content: optional(shape({})) }),
+    ),
+  });
+  return fc
+    .record({
+      message: fc.oneof({ weight: 6, arbitrary: request }, { weight: 1, arbitrary: response }),
+      path: fc.constantFrom('/mcp', '/mcp', '/mcp/', '/mcp?x=1'),
+      headers: oddHeaders,
+      usualHeaders: mostly,
+      as: who,
+      method: method('POST'),
+      text: fc.oneof(
+        { weight: 20, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: bodyText(hostile) },
+      ),
+    })
+    .map(({ message, path, headers, usualHeaders, as, method, text }) => ({
+      method,
+      path,
+      as,
+      headers: usualHeaders
+        ? { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
+        : { ...headers, 'MCP-Protocol-Version': '2025-11-25' },
+      body: text ?? json(message),
+    }));
+}
+
 /** A REST route: its method, path (after the face's prefix) and body. */
 type Route = [method: string, path: fc.Arbitrary<string>, body?: fc.Arbitrary<unknown>];
 
@@ -475,10 +574,11 @@ function routeRequests(routes: Route[]): fc.Arbitrary<FuzzRequest> {
   );
 }
 
-/** Requests over every face, JSON-RPC (the protocol's main face) most often. */
+/** Requests over every face, A2A's JSON-RPC (the protocol's main face) most often. */
 export const fuzzRequest = (k: Known): fc.Arbitrary<FuzzRequest> =>
   fc.oneof(
     { weight: 4, arbitrary: jsonRpc(k) },
+    { weight: 2, arbitrary: mcp(k) },
     { weight: 3, arbitrary: rest(k) },
     { weight: 2, arbitrary: jobs(k) },
     { weight: 1, arbitrary: inbox(k) },
