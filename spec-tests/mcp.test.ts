@@ -239,6 +239,58 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     });
   });
 
+  it('a dropped tasks/result stream resumes from its Last-Event-ID (GET /mcp) and ends with the answer', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const { task } = await alice.request(
+      { method: 'tools/call', params: { name: 'sleep', arguments: { seconds: 2 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const auth = { Authorization: `Bearer ${agent.keys.alice}` };
+    const dropped = new AbortController();
+    const res = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 41,
+        method: 'tasks/result',
+        params: { taskId: task.taskId },
+      }),
+      signal: dropped.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    while (!/^id: \S+$/m.test(seen)) seen += new TextDecoder().decode((await reader.read()).value);
+    const lastId = /^id: (\S+)$/m.exec(seen)?.[1] as string;
+    dropped.abort();
+    const resume = (id: string) =>
+      fetch(`${agent.url}/mcp`, { headers: { ...auth, Accept: 'text/event-stream', 'Last-Event-ID': id } });
+    const resumed = await resume(lastId);
+    expect(resumed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const rest = await resumed.text();
+    const data = [...rest.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1] as string));
+    expect(data.at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 41,
+      result: {
+        content: [{ type: 'text', text: 'Slept 2 s' }],
+        isError: false,
+        _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } },
+      },
+    });
+    // After the answer there is nothing more to resume; another principal resumes nothing.
+    const endId = [...rest.matchAll(/^id: (\S+)$/gm)].at(-1)?.[1] as string;
+    expect((await resume(endId)).status).toBe(405);
+    const bob = await fetch(`${agent.url}/mcp`, {
+      headers: {
+        Authorization: `Bearer ${agent.keys.bob}`,
+        Accept: 'text/event-stream',
+        'Last-Event-ID': lastId,
+      },
+    });
+    expect(bob.status).toBe(404);
+  });
+
   it('wrong arguments and unknown tools are JSON-RPC errors that say what to send', async () => {
     const alice = await client(agent.url, agent.keys.alice);
     await expect(alice.callTool({ name: 'export', arguments: { rowz: 3 } })).rejects.toThrow(/rowz/);

@@ -57,9 +57,14 @@ export class SseWriter {
   }
 
   /** Writes one event (of type `event`, when given); returns false once the client has gone. */
-  send(data: unknown, id?: number, event?: string): boolean {
+  send(data: unknown, id?: number | string, event?: string): boolean {
     const head = `${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}`;
     return this.#write(`${head}data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Writes an event with an id and no data: a resume point before anything else is sent. */
+  prime(id: string): boolean {
+    return this.#write(`id: ${id}\ndata:\n\n`);
   }
 
   /** Writes a comment line (clients ignore it; it shows the stream is alive). */

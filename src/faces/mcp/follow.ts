@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { isTerminal, type TaskRecord } from '../../engine/task.js';
 import { SseWriter } from '../http/sse.js';
 import { type Call, relatedTask, STREAMED } from './call.js';
@@ -12,6 +13,39 @@ export function parseElicitationId(id: unknown): { taskId: string; key: string }
   if (typeof id !== 'string') return undefined;
   const match = /^input:(ask-\d+):(.+)$/.exec(id);
   return match?.[1] && match[2] ? { key: match[1], taskId: match[2] } : undefined;
+}
+
+/** What a held request follows, and how: all a resumed stream needs, carried in its event ids. */
+const Followed = z.object({
+  /** The request's JSON-RPC id and method: the answer at the end is to it. */
+  id: z.union([z.string().max(200), z.number()]),
+  method: z.enum(['tools/call', 'tasks/result']),
+  taskId: z.string().min(1).max(200),
+  progressToken: z.union([z.string().max(200), z.number()]).optional(),
+  statusNotifications: z.boolean(),
+});
+export type Followed = z.infer<typeof Followed>;
+
+/**
+ * An SSE event id: the followed request (base64url JSON) and the task log's sequence number, or
+ * `end` on the answer. No session holds the stream: a client that lost it sends the last id back
+ * (GET /mcp with Last-Event-ID, to any instance) and the stream goes on after that event.
+ */
+const eventId = (f: Followed, seq: number | 'end'): string =>
+  `${Buffer.from(JSON.stringify(f)).toString('base64url')}.${seq}`;
+
+export function parseEventId(text: string): { followed: Followed; afterSeq: number | 'end' } | undefined {
+  const match = /^([A-Za-z0-9_-]{1,2000})\.(\d{1,15}|end)$/.exec(text.trim());
+  if (!match?.[1] || !match[2]) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const followed = Followed.safeParse(json);
+  if (!followed.success) return undefined;
+  return { followed: followed.data, afterSeq: match[2] === 'end' ? 'end' : Number(match[2]) };
 }
 
 /**
@@ -33,13 +67,14 @@ export async function finalAnswer(c: Call, r: TaskRecord) {
  * task), as an SSE stream from the task's event log: `notifications/tasks/status` at each change,
  * `notifications/progress` when the caller gave a progressToken, and an `elicitation/create` when
  * the task waits for input (its id names the task and the question, so that the client's answer,
- * POSTed to any instance, finds them without a session). Ends with the request's answer. A client
- * that takes no SSE gets the answer alone, as JSON.
+ * POSTed to any instance, finds them without a session). Ends with the request's answer. Every
+ * event has an id to resume from (`afterSeq`, see {@link parseEventId}). A client that takes no
+ * SSE gets the answer alone, as JSON, if the task ends within BLOCKING_TIMEOUT_MS.
  */
 export async function follow(
   c: Call,
   taskId: string,
-  o: { progressToken?: string | number; statusNotifications: boolean },
+  o: { progressToken?: string | number; statusNotifications: boolean; afterSeq?: number },
 ): Promise<typeof STREAMED> {
   const { engine } = c.o;
   const gone = new AbortController();
@@ -52,41 +87,57 @@ export async function follow(
     c.res.json(isTerminal(r.state) ? await finalAnswer(c, r) : stillRunning(c, taskId));
     return STREAMED;
   }
+  const followed: Followed = {
+    id: c.id,
+    method: c.method === 'tasks/result' ? 'tasks/result' : 'tools/call',
+    taskId,
+    ...(o.progressToken === undefined ? {} : { progressToken: o.progressToken }),
+    statusNotifications: o.statusNotifications,
+  };
+  const first = await engine.record(c.owner, taskId); // not found: refused before the stream opens
   const sse = new SseWriter(c.res, c.o.keepAliveMs);
+  sse.prime(eventId(followed, o.afterSeq ?? first.lastSeq));
   let shown = '';
   let progress = '';
   let asked = '';
   try {
-    for await (const item of engine.stream(c.owner, taskId, { until: 'terminal', signal })) {
+    for await (const item of engine.stream(c.owner, taskId, {
+      until: 'terminal',
+      afterSeq: o.afterSeq,
+      signal,
+    })) {
       const r = item.kind === 'task' ? item.view.record : await engine.record(c.owner, taskId);
+      const id = eventId(followed, item.kind === 'task' ? item.seq : item.entry.seq);
       const task = legacyTask(r);
       const now = JSON.stringify([task.status, task.statusMessage]);
       if (o.statusNotifications && now !== shown) {
         shown = now;
-        sse.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task });
+        sse.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task }, id);
       }
       if (o.progressToken !== undefined && r.progress && JSON.stringify(r.progress) !== progress) {
         progress = JSON.stringify(r.progress);
-        sse.send({
-          jsonrpc: '2.0',
-          method: 'notifications/progress',
-          params: {
-            progressToken: o.progressToken,
-            progress: r.progress.percent ?? 0,
-            total: 100,
-            ...(r.progress.message ? { message: r.progress.message } : {}),
+        sse.send(
+          {
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: {
+              progressToken: o.progressToken,
+              progress: r.progress.percent ?? 0,
+              total: 100,
+              ...(r.progress.message ? { message: r.progress.message } : {}),
+            },
           },
-        });
+          id,
+        );
       }
       const pending = pendingInput(r);
       if (pending && pending.key !== asked) {
         asked = pending.key;
-        sse.send({
-          jsonrpc: '2.0',
-          id: elicitationId(taskId, pending.key),
-          method: pending.request.method,
-          params: { ...pending.request.params, _meta: relatedTask(taskId) },
-        });
+        const params = { ...pending.request.params, _meta: relatedTask(taskId) };
+        sse.send(
+          { jsonrpc: '2.0', id: elicitationId(taskId, pending.key), method: pending.request.method, params },
+          id,
+        );
       }
       await sse.drained();
     }
@@ -94,7 +145,10 @@ export async function follow(
     // The task expired or the store closed mid-stream: answered below with what stands.
   }
   const r = await engine.record(c.owner, taskId).catch(() => undefined);
-  sse.send(r && isTerminal(r.state) ? await finalAnswer(c, r) : stopped(c, taskId));
+  if (r && isTerminal(r.state)) sse.send(await finalAnswer(c, r), eventId(followed, 'end'));
+  // Shutdown: the stream just ends; the client resumes it from its last event id, on another
+  // instance or after the restart. Expiry: the task is gone, and so is its answer.
+  else if (!r) sse.send(replyError(c.id, CODE.invalidParams, `Task ${taskId} expired before it ended`));
   sse.end();
   return STREAMED;
 }
@@ -105,14 +159,5 @@ const stillRunning = (c: Call, taskId: string) =>
     c.id,
     CODE.internalError,
     `Task ${taskId} is still running: poll it with tasks/get, or call with Accept: text/event-stream (or as a task) to wait for it`,
-    { taskId },
-  );
-
-/** The stream ended before the task (shutdown, expiry): the task goes on; say how to find it. */
-const stopped = (c: Call, taskId: string) =>
-  replyError(
-    c.id,
-    CODE.internalError,
-    `The server stopped waiting (shutdown or expiry) before task ${taskId} ended; poll it with tasks/get or wait on tasks/result again`,
     { taskId },
   );

@@ -4,7 +4,7 @@ import { isEngineError } from '../../engine/errors.js';
 import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { InFlightKeys } from '../jobs/idempotency.js';
 import { type Answer, type Call, STREAMED } from './call.js';
-import { parseElicitationId } from './follow.js';
+import { follow, parseElicitationId, parseEventId } from './follow.js';
 import { ElicitResult, pendingInput } from './input-request.js';
 import { CODE, engineRefusal, Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
 import type { McpOptions } from './options.js';
@@ -64,20 +64,8 @@ export function mcpRouter(o: McpOptions): express.Router {
 
   const router = express.Router();
   router.post('/', async (req, res) => {
-    res.set('Cache-Control', 'no-store');
-    const auth = await o.admit(req);
-    if (!auth.ok) {
-      const { status, headers, message } = auth.refusal;
-      const metadata = o.resourceMetadataUrl?.();
-      const challenge = headers['WWW-Authenticate'];
-      if (challenge && metadata)
-        headers['WWW-Authenticate'] = `${challenge}, resource_metadata="${metadata}"`;
-      res
-        .status(status)
-        .set(headers)
-        .json(replyError(null, CODE.invalidRequest, message));
-      return;
-    }
+    const principal = await admitted(o, req, res);
+    if (!principal) return;
     const version = req.get('MCP-Protocol-Version');
     if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
       res
@@ -139,7 +127,7 @@ export function mcpRouter(o: McpOptions): express.Router {
     }
     const message = parsed.data;
     if (!('method' in message)) {
-      await takeResponse(o, auth.principal, message);
+      await takeResponse(o, principal, message);
       res.status(202).end();
       return;
     }
@@ -162,9 +150,9 @@ export function mcpRouter(o: McpOptions): express.Router {
         o,
         req,
         res,
-        principal: auth.principal,
-        owner: ownerKey(auth.principal),
-        policy: policyOf(auth.principal),
+        principal: principal,
+        owner: ownerKey(principal),
+        policy: policyOf(principal),
         revision,
         id,
         method,
@@ -190,6 +178,51 @@ export function mcpRouter(o: McpOptions): express.Router {
         .json(replyError(id as RequestId, refusal.code, refusal.message, refusal.data));
     }
   });
+  // A stream of ours that the client lost, resumed from its Last-Event-ID (on any instance).
+  router.get('/', async (req, res, next) => {
+    const last = req.get('Last-Event-ID');
+    if (last === undefined) return next();
+    const principal = await admitted(o, req, res);
+    if (!principal) return;
+    const resumed = parseEventId(last);
+    if (!resumed) {
+      res
+        .status(400)
+        .json(replyError(null, CODE.invalidRequest, 'Last-Event-ID is not an event id of this server'));
+      return;
+    }
+    const { followed: f, afterSeq } = resumed;
+    if (afterSeq === 'end') {
+      res
+        .status(405)
+        .set('Allow', 'POST')
+        .json(replyError(f.id, CODE.invalidRequest, 'This stream has ended with its answer'));
+      return;
+    }
+    const call: Call = {
+      o,
+      req,
+      res,
+      principal,
+      owner: ownerKey(principal),
+      policy: policyOf(principal),
+      revision: { kind: 'handshake' },
+      id: f.id,
+      method: f.method,
+      params: {},
+    };
+    try {
+      await follow(call, f.taskId, {
+        progressToken: f.progressToken,
+        statusNotifications: f.statusNotifications,
+        afterSeq,
+      });
+    } catch (err) {
+      if (!isEngineError(err) || res.headersSent) throw err;
+      const refusal = engineRefusal(err);
+      res.status(404).json(replyError(f.id, refusal.code, refusal.message));
+    }
+  });
   router.all('/', (_req, res) => {
     res
       .status(405)
@@ -203,6 +236,29 @@ export function mcpRouter(o: McpOptions): express.Router {
       );
   });
   return router;
+}
+
+/**
+ * The admitted caller, or undefined when refused (401 with the challenge, which names the
+ * protected-resource metadata when JWTs are on; 429): answered here with a JSON-RPC error body.
+ */
+async function admitted(
+  o: McpOptions,
+  req: express.Request,
+  res: express.Response,
+): Promise<Principal | undefined> {
+  res.set('Cache-Control', 'no-store');
+  const auth = await o.admit(req);
+  if (auth.ok) return auth.principal;
+  const { status, headers, message } = auth.refusal;
+  const metadata = o.resourceMetadataUrl?.();
+  const challenge = headers['WWW-Authenticate'];
+  if (challenge && metadata) headers['WWW-Authenticate'] = `${challenge}, resource_metadata="${metadata}"`;
+  res
+    .status(status)
+    .set(headers)
+    .json(replyError(null, CODE.invalidRequest, message));
+  return undefined;
 }
 
 /** A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there. */
