@@ -1,21 +1,16 @@
 import express from 'express';
 import { ownerKey, type Principal, policyOf } from '../../auth/principal.js';
 import { isEngineError } from '../../engine/errors.js';
-import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { InFlightKeys } from '../jobs/idempotency.js';
+import { admitted } from './admit.js';
 import { type Answer, type Call, STREAMED } from './call.js';
-import { follow, parseElicitationId, parseEventId } from './follow.js';
+import { parseElicitationId } from './follow.js';
 import { ElicitResult, pendingInput } from './input-request.js';
-import { CODE, engineRefusal, Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
+import { CODE, engineRefusal, type Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
+import { readMessage } from './message.js';
 import type { McpOptions } from './options.js';
-import {
-  discoverResult,
-  initializeResult,
-  type Revision,
-  resultMeta,
-  revisionOf,
-  SUPPORTED_VERSIONS,
-} from './revision.js';
+import { resumeStream } from './resume.js';
+import { discoverResult, initializeResult, type Revision, resultMeta, revisionOf } from './revision.js';
 import { cancelTask, getTask, listTasks, respond, taskResult, updateTask } from './tasks.js';
 import { callTool } from './tool-call.js';
 import { toolsFor } from './tools.js';
@@ -66,66 +61,11 @@ export function mcpRouter(o: McpOptions): express.Router {
   router.post('/', async (req, res) => {
     const principal = await admitted(o, req, res);
     if (!principal) return;
-    const version = req.get('MCP-Protocol-Version');
-    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
-      res
-        .status(400)
-        .json(
-          replyError(
-            null,
-            CODE.invalidRequest,
-            `MCP-Protocol-Version ${JSON.stringify(version)} is not supported; use one of ${SUPPORTED_VERSIONS.join(', ')}`,
-          ),
-        );
+    const message = await readMessage(o, req);
+    if (message instanceof RpcRefusal) {
+      res.status(message.httpStatus).json(replyError(null, message.code, message.message));
       return;
     }
-    if (!isJsonContentType(req.get('Content-Type'))) {
-      res
-        .status(415)
-        .json(
-          replyError(
-            null,
-            CODE.invalidRequest,
-            'Send the JSON-RPC message as Content-Type: application/json',
-          ),
-        );
-      return;
-    }
-    let body: unknown;
-    try {
-      body = await readJson(req, o);
-    } catch (err) {
-      if (!(err instanceof BodyRefused)) throw err;
-      const code = err.problem.kind === 'not-json' ? CODE.parseError : CODE.invalidRequest;
-      res.status(err.status).json(replyError(null, code, err.message));
-      return;
-    }
-    if (Array.isArray(body)) {
-      res
-        .status(400)
-        .json(
-          replyError(
-            null,
-            CODE.invalidRequest,
-            'Send one JSON-RPC message per POST: batches are not part of MCP since 2025-06-18',
-          ),
-        );
-      return;
-    }
-    const parsed = Incoming.safeParse(body);
-    if (!parsed.success) {
-      res
-        .status(400)
-        .json(
-          replyError(
-            null,
-            CODE.invalidRequest,
-            'Send a JSON-RPC 2.0 message: {"jsonrpc": "2.0", "id", "method", "params"?}',
-          ),
-        );
-      return;
-    }
-    const message = parsed.data;
     if (!('method' in message)) {
       await takeResponse(o, principal, message);
       res.status(202).end();
@@ -150,7 +90,7 @@ export function mcpRouter(o: McpOptions): express.Router {
         o,
         req,
         res,
-        principal: principal,
+        principal,
         owner: ownerKey(principal),
         policy: policyOf(principal),
         revision,
@@ -178,51 +118,7 @@ export function mcpRouter(o: McpOptions): express.Router {
         .json(replyError(id as RequestId, refusal.code, refusal.message, refusal.data));
     }
   });
-  // A stream of ours that the client lost, resumed from its Last-Event-ID (on any instance).
-  router.get('/', async (req, res, next) => {
-    const last = req.get('Last-Event-ID');
-    if (last === undefined) return next();
-    const principal = await admitted(o, req, res);
-    if (!principal) return;
-    const resumed = parseEventId(last);
-    if (!resumed) {
-      res
-        .status(400)
-        .json(replyError(null, CODE.invalidRequest, 'Last-Event-ID is not an event id of this server'));
-      return;
-    }
-    const { followed: f, afterSeq } = resumed;
-    if (afterSeq === 'end') {
-      res
-        .status(405)
-        .set('Allow', 'POST')
-        .json(replyError(f.id, CODE.invalidRequest, 'This stream has ended with its answer'));
-      return;
-    }
-    const call: Call = {
-      o,
-      req,
-      res,
-      principal,
-      owner: ownerKey(principal),
-      policy: policyOf(principal),
-      revision: { kind: 'handshake' },
-      id: f.id,
-      method: f.method,
-      params: {},
-    };
-    try {
-      await follow(call, f.taskId, {
-        progressToken: f.progressToken,
-        statusNotifications: f.statusNotifications,
-        afterSeq,
-      });
-    } catch (err) {
-      if (!isEngineError(err) || res.headersSent) throw err;
-      const refusal = engineRefusal(err);
-      res.status(404).json(replyError(f.id, refusal.code, refusal.message));
-    }
-  });
+  router.get('/', resumeStream(o));
   router.all('/', (_req, res) => {
     res
       .status(405)
@@ -236,29 +132,6 @@ export function mcpRouter(o: McpOptions): express.Router {
       );
   });
   return router;
-}
-
-/**
- * The admitted caller, or undefined when refused (401 with the challenge, which names the
- * protected-resource metadata when JWTs are on; 429): answered here with a JSON-RPC error body.
- */
-async function admitted(
-  o: McpOptions,
-  req: express.Request,
-  res: express.Response,
-): Promise<Principal | undefined> {
-  res.set('Cache-Control', 'no-store');
-  const auth = await o.admit(req);
-  if (auth.ok) return auth.principal;
-  const { status, headers, message } = auth.refusal;
-  const metadata = o.resourceMetadataUrl?.();
-  const challenge = headers['WWW-Authenticate'];
-  if (challenge && metadata) headers['WWW-Authenticate'] = `${challenge}, resource_metadata="${metadata}"`;
-  res
-    .status(status)
-    .set(headers)
-    .json(replyError(null, CODE.invalidRequest, message));
-  return undefined;
 }
 
 /** A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there. */

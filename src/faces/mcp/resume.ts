@@ -1,0 +1,60 @@
+import type { RequestHandler } from 'express';
+import { ownerKey, policyOf } from '../../auth/principal.js';
+import { isEngineError } from '../../engine/errors.js';
+import { admitted } from './admit.js';
+import type { Call } from './call.js';
+import { follow, parseEventId } from './follow.js';
+import { CODE, engineRefusal, replyError } from './jsonrpc.js';
+import type { McpOptions } from './options.js';
+
+/**
+ * `GET /mcp` with Last-Event-ID: a stream of ours that the client lost, resumed after that event
+ * (on any instance: the id says which request and task it follows). Without the header, the next
+ * handler answers (405: no standalone stream).
+ */
+export const resumeStream =
+  (o: McpOptions): RequestHandler =>
+  async (req, res, next) => {
+    const last = req.get('Last-Event-ID');
+    if (last === undefined) return next();
+    const principal = await admitted(o, req, res);
+    if (!principal) return;
+    const resumed = parseEventId(last);
+    if (!resumed) {
+      res
+        .status(400)
+        .json(replyError(null, CODE.invalidRequest, 'Last-Event-ID is not an event id of this server'));
+      return;
+    }
+    const { followed: f, afterSeq } = resumed;
+    if (afterSeq === 'end') {
+      res
+        .status(405)
+        .set('Allow', 'POST')
+        .json(replyError(f.id, CODE.invalidRequest, 'This stream has ended with its answer'));
+      return;
+    }
+    const call: Call = {
+      o,
+      req,
+      res,
+      principal,
+      owner: ownerKey(principal),
+      policy: policyOf(principal),
+      revision: { kind: 'handshake' },
+      id: f.id,
+      method: f.method,
+      params: {},
+    };
+    try {
+      await follow(call, f.taskId, {
+        progressToken: f.progressToken,
+        statusNotifications: f.statusNotifications,
+        afterSeq,
+      });
+    } catch (err) {
+      if (!isEngineError(err) || res.headersSent) throw err;
+      const refusal = engineRefusal(err);
+      res.status(404).json(replyError(f.id, refusal.code, refusal.message));
+    }
+  };
