@@ -12,6 +12,7 @@ import { commandOf, fromLine, runsOf, runsTable } from './provenance.js';
 import {
   fanoutTable,
   loadTable,
+  mcpTable,
   ms,
   profileSection,
   pushTable,
@@ -36,6 +37,8 @@ export function renderDocument(r: Results): string {
   const all = [
     ...Object.values(r.create).flat(),
     ...Object.values(r.poll).flat(),
+    ...r.mcp.create,
+    ...r.mcp.get,
     ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
     ...artifactLoads(r),
   ];
@@ -131,6 +134,14 @@ ${mixed ? "Each target is checked against the numbers of the section it names, f
 
 ${from('create')}${r.sections.poll !== r.sections.create ? from('poll') : ''}${loadTable(r)}
 ${postgresNotes(r)}
+## MCP beside A2A (issue 17)
+
+${from('mcp')}The same work over the MCP face (the Tasks extension, SEP-2663, on \`/mcp\`) and over A2A JSON-RPC,
+taskhandle on SQLite, same machine: \`tools/call\` of an hour-long \`sleep\` (a task each) beside
+non-blocking SendMessage, and \`tasks/get\` of ${r.options.pollTasks.toLocaleString('en')} tasks round-robin beside GetTask.
+
+${mcpTable(r)}
+
 ## fan-out
 
 ${from('fanout')}${fanoutTable(r)}

@@ -17,6 +17,8 @@ export interface LoadOptions {
   body: () => string;
   /** A request other than `POST /` JSON-RPC: a GET of `path` (the body is then not sent). */
   get?: string;
+  /** The path JSON-RPC bodies are POSTed to (default `/`; `/mcp` for the MCP face). */
+  post?: string;
   /** Sent with every request (credentials). */
   headers?: Record<string, string>;
   /**
@@ -119,7 +121,7 @@ function fire(urls: string[], connections: number, durationS: number, o: LoadOpt
         ? { method: 'GET', path: o.get, headers: { ...o.headers } }
         : {
             method: 'POST',
-            path: '/',
+            path: o.post ?? '/',
             headers: { ...RPC_HEADERS, ...o.headers },
             setupRequest: (req) => ({ ...req, body: o.body() }),
           },

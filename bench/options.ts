@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
 
-export const SCENARIOS = ['create', 'poll', 'fanout', 'retained', 'push', 'artifact'] as const;
+export const SCENARIOS = ['create', 'poll', 'mcp', 'fanout', 'retained', 'push', 'artifact'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {

@@ -12,6 +12,7 @@ export interface Run {
 const SECTION_NAMES: Record<Scenario, string> = {
   create: 'create',
   poll: 'poll',
+  mcp: 'MCP beside A2A',
   fanout: 'fan-out',
   retained: 'retained',
   push: 'push delivery',

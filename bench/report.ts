@@ -67,6 +67,44 @@ export function loadTable(r: Results): string {
   );
 }
 
+/**
+ * The MCP face beside A2A on taskhandle over SQLite: SEP-2663 tools/call beside SendMessage (create),
+ * tasks/get beside GetTask (poll). Each pair is of one run when both scenarios ran in it.
+ */
+export function mcpTable(r: Results): string {
+  const pairs = [
+    ['create', 'tools/call', summarise(r.mcp.create), 'SendMessage', summarise(r.create.taskhandle)],
+    ['poll', 'tasks/get', summarise(r.mcp.get), 'GetTask', summarise(r.poll.taskhandle)],
+  ] as const;
+  const rows: string[][] = [];
+  for (const [scenario, mcpMethod, m, a2aMethod, a] of pairs) {
+    if (m)
+      rows.push([
+        scenario,
+        `MCP ${mcpMethod}`,
+        int(m.rps),
+        ms(m.p50Ms),
+        ms(m.p99Ms),
+        x(m.rps, a?.rps),
+        cpu(m.serverCpu),
+        String(m.failures),
+      ]);
+    if (a)
+      rows.push([
+        scenario,
+        `A2A ${a2aMethod}`,
+        int(a.rps),
+        ms(a.p50Ms),
+        ms(a.p99Ms),
+        '1.00×',
+        cpu(a.serverCpu),
+        String(a.failures),
+      ]);
+  }
+  if (rows.length === 0) return 'Not measured in this run.';
+  return table(['scenario', 'request', 'req/s', 'p50 ms', 'p99 ms', '× A2A', 'server CPU', 'failed'], rows);
+}
+
 /** Where the cores went during create and poll on this server: itself, PostgreSQL, the load generator. */
 export function coresTable(r: Results): string {
   const rows: string[][] = [];

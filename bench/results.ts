@@ -34,6 +34,8 @@ export interface Results {
   sections: Record<string, number>;
   create: Partial<Record<ServerKind, LoadResult[]>>;
   poll: Partial<Record<ServerKind, LoadResult[]>>;
+  /** The MCP face on taskhandle (SQLite), round by round: SEP-2663 tools/call and tasks/get. */
+  mcp: { create: LoadResult[]; get: LoadResult[] };
   fanout: Partial<Record<ServerKind, FanoutResult[]>>;
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
@@ -61,6 +63,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   sections: {},
   create: {},
   poll: {},
+  mcp: { create: [], get: [] },
   fanout: {},
   stores: [],
   retained: [],
@@ -99,6 +102,7 @@ export function loadResults(path: string): Results {
     scenarios: new Set(Array.isArray(o.scenarios) ? o.scenarios : measuredScenarios(r)),
   });
   r.options = revive(r.options);
+  r.mcp ??= { create: [], get: [] }; // results saved before the mcp scenario existed
   if (!Array.isArray(r.runs)) stampSections(r);
   for (const run of r.runs) run.options = revive(run.options);
   r.errors = r.errors.map((e) => (typeof e === 'string' ? { section: '', message: e } : e));
@@ -108,7 +112,11 @@ export function loadResults(path: string): Results {
 /** The scenarios that have numbers in `r`. */
 export function measuredScenarios(r: Results): Scenario[] {
   return SCENARIOS.filter((s) =>
-    s === 'retained' ? r.retained.length > 0 : Object.keys(r[s] ?? {}).length > 0,
+    s === 'retained'
+      ? r.retained.length > 0
+      : s === 'mcp'
+        ? (r.mcp?.create.length ?? 0) > 0
+        : Object.keys(r[s] ?? {}).length > 0,
   );
 }
 
@@ -138,6 +146,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
   for (const s of SCENARIOS) {
     if (fresh.options.scenarios.has(s) || !keep(s)) continue;
     if (s === 'create' || s === 'poll') fresh[s] = saved[s];
+    else if (s === 'mcp') fresh.mcp = saved.mcp;
     else if (s === 'fanout') fresh.fanout = saved.fanout;
     else if (s === 'push') fresh.push = saved.push;
     else if (s === 'artifact') fresh.artifact = saved.artifact;

@@ -26,6 +26,7 @@ import { createTasks, sendBody } from './rpc.js';
 import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
 import { fanout } from './scenarios/fanout.js';
+import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
@@ -88,6 +89,15 @@ async function main(): Promise<void> {
         await attempt(r, 'poll', `${tag} poll ${k}`, async () =>
           record(r.poll, k, await poll(k, load, o.pollTasks), `${tag} poll`),
         );
+    if (o.scenarios.has('mcp')) {
+      const m = await attempt(r, 'mcp', `${tag} mcp taskhandle`, () => mcp(load, o.pollTasks));
+      if (m) {
+        r.mcp.create.push(m.create);
+        r.mcp.get.push(m.get);
+        logLoad(`${tag} mcp tools/call`, 'taskhandle', m.create);
+        logLoad(`${tag} mcp tasks/get`, 'taskhandle', m.get);
+      }
+    }
     if (o.scenarios.has('fanout'))
       for (const k of rotate(FANOUT_KINDS, round)) {
         const subscribers = k === 'taskhandle' ? o.subscribers : o.sdkSubscribers;

@@ -11,6 +11,8 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
   const loads = [
     ...Object.values(r.create).flat(),
     ...Object.values(r.poll).flat(),
+    ...r.mcp.create,
+    ...r.mcp.get,
     ...r.retained.flatMap((x) => [...x.poll, ...x.create]),
     ...artifactLoads(r),
   ];
