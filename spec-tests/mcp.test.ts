@@ -102,7 +102,7 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     expect(file?.uri).toMatch(/\/v1\/jobs\/.+\/artifacts\//);
   });
 
-  it('one task, every face: the MCP task is the A2A task and the /v1/jobs job of the same principal', async () => {
+  it('one task, every face: the MCP task is the A2A task and the /v1/jobs job of the same principal, and the reverse', async () => {
     const alice = await client(agent.url, agent.keys.alice);
     const created = await alice.request(
       { method: 'tools/call', params: { name: 'sleep', arguments: { seconds: 0 }, task: {} } },
@@ -113,6 +113,16 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     expect(viaA2a.id).toBe(taskId);
     const job = await fetch(`${agent.url}/v1/jobs/${taskId}`, { headers: agent.credentials });
     expect(((await job.json()) as { taskId: string }).taskId).toBe(taskId);
+    // And the reverse: a job made over /v1/jobs is an MCP task, its result an MCP result.
+    const made = await fetch(`${agent.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { ...agent.credentials, 'Content-Type': 'application/json', Prefer: 'wait=10' },
+      body: JSON.stringify({ skill: 'sleep', input: { seconds: 0 } }),
+    });
+    const jobId = ((await made.json()) as { taskId: string }).taskId;
+    expect((await alice.experimental.tasks.getTask(jobId)).status).toBe('completed');
+    const result = await alice.experimental.tasks.getTaskResult(jobId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Slept 0 s' }]);
   });
 
   it('a large artifact is a resource link to the download route, which gives the file with the same key', async () => {
