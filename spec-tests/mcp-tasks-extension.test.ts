@@ -20,7 +20,7 @@ const meta = (tasks: boolean) => ({
 });
 
 let nextId = 1;
-/** One JSON-RPC request to /mcp as `key`'s principal, with the routing headers the SEP names. */
+/** One JSON-RPC request to /mcp as `key`'s principal, with the standard headers of 2026-07-28 and the SEP. */
 async function mcp(
   agent: Agent,
   method: string,
@@ -33,8 +33,11 @@ async function mcp(
     headers: {
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
       'Mcp-Method': method,
-      ...(typeof params.taskId === 'string' ? { 'Mcp-Name': params.taskId } : {}),
+      ...(typeof (params.taskId ?? params.name) === 'string'
+        ? { 'Mcp-Name': params.taskId ?? params.name }
+        : {}),
       ...(o.key ? { Authorization: `Bearer ${o.key}` } : {}),
     },
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(o.tasks ?? true) } }),
@@ -310,6 +313,62 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       message: expect.stringContaining('1900-01-01'),
       data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: '1900-01-01' },
     });
+  });
+});
+
+describe('MCP 2026-07-28 headers: what a load balancer routes on is what runs', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme' } });
+  });
+  afterAll(() => agent.stop());
+
+  const post = (headers: Record<string, string>, method: string, params: Json) =>
+    fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'MCP-Protocol-Version': '2026-07-28',
+        ...agent.credentials,
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(true) } }),
+    });
+
+  it('a missing or different Mcp-Method or Mcp-Name is -32020 (HTTP 400), before anything runs', async () => {
+    const call = { name: 'sleep', arguments: { seconds: 0 } };
+    const wrong: Record<string, string>[] = [
+      {},
+      { 'Mcp-Method': 'tools/list', 'Mcp-Name': 'sleep' },
+      { 'Mcp-Method': 'tools/call' },
+      { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'export' },
+    ];
+    for (const headers of wrong) {
+      const res = await post(headers, 'tools/call', call);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as Json).error).toEqual({
+        code: -32020,
+        message: expect.stringMatching(/^Header mismatch: /),
+      });
+    }
+    const tasks = await (await fetch(`${agent.url}/v1/jobs`, { headers: agent.credentials })).json();
+    expect(tasks).toEqual({ jobs: [], nextPageToken: '' });
+    const get = await post({ 'Mcp-Method': 'tasks/get', 'Mcp-Name': 'other-task' }, 'tasks/get', {
+      taskId: 'a-task',
+    });
+    expect(((await get.json()) as Json).error.code).toBe(-32020);
+  });
+
+  it('a name in the Base64 sentinel form is decoded before the comparison; an unknown method is 404 -32601', async () => {
+    const encoded = `=?base64?${Buffer.from('sleep').toString('base64')}?=`;
+    const ok = await post({ 'Mcp-Method': 'tools/call', 'Mcp-Name': encoded }, 'tools/call', {
+      name: 'sleep',
+      arguments: { seconds: 0 },
+    });
+    expect(((await ok.json()) as Json).result.resultType).toBe('task');
+    const unknown = await post({ 'Mcp-Method': 'tasks/teleport' }, 'tasks/teleport', {});
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as Json).error.code).toBe(-32601);
   });
 });
 

@@ -8,6 +8,8 @@ export const CODE = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
+  /** MCP (2026-07-28): the HTTP headers do not match the body (or are missing). */
+  headerMismatch: -32020,
   /** MCP (2026-07-28): the request needs a client capability it did not declare. */
   missingClientCapability: -32021,
   /** MCP (2026-07-28): the request's protocol version is not one this server speaks. */

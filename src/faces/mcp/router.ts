@@ -5,6 +5,7 @@ import { InFlightKeys } from '../jobs/idempotency.js';
 import { admitted } from './admit.js';
 import { type Answer, type Call, STREAMED } from './call.js';
 import { parseElicitationId } from './follow.js';
+import { checkHeaders } from './headers.js';
 import { ElicitResult, pendingInput } from './input-request.js';
 import { CODE, engineRefusal, type Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
 import { readMessage } from './message.js';
@@ -79,11 +80,15 @@ export function mcpRouter(o: McpOptions): express.Router {
     const params = message.params ?? {};
     try {
       const revision: Revision = revisionOf(params);
+      if (revision.kind === 'stateless') checkHeaders(req, method, params);
       const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
       if (!handler) {
         throw new RpcRefusal(
           CODE.methodNotFound,
           `Method "${method}" not found; this server answers ${Object.keys(methods).join(', ')}`,
+          undefined,
+          // 2026-07-28 answers an unknown method with 404, which a legacy endpoint's 404 lacks the body of
+          revision.kind === 'stateless' ? 404 : 200,
         );
       }
       const call: Call = {
