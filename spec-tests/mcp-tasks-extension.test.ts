@@ -166,10 +166,14 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       params: {
         mode: 'form',
         message: prompt,
+        // The form is the skill's own answer schema (ctx.ask's), not a free-text field.
         requestedSchema: {
           type: 'object',
-          properties: { answer: { type: 'string', title: 'Answer', description: prompt } },
-          required: ['answer'],
+          properties: {
+            decision: { type: 'string', enum: ['approve', 'reject'] },
+            comment: { type: 'string', maxLength: 2000 },
+          },
+          required: ['decision'],
         },
       },
     });
@@ -177,7 +181,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const ignored = await mcp(
       agent,
       'tasks/update',
-      { taskId, inputResponses: { 'ask-0': { action: 'accept', content: { answer: 'reject' } } } },
+      { taskId, inputResponses: { 'ask-0': { action: 'accept', content: { decision: 'reject' } } } },
       as(alice),
     );
     expect(ignored.body.result).toEqual({
@@ -188,7 +192,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const { body } = await mcp(
       agent,
       'tasks/update',
-      { taskId, inputResponses: { [key as string]: { action: 'accept', content: { answer: 'approve' } } } },
+      { taskId, inputResponses: { [key as string]: { action: 'accept', content: { decision: 'approve' } } } },
       as(alice),
     );
     expect(body.result).toEqual({

@@ -187,7 +187,7 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     const alice = await client(agent.url, agent.keys.alice, {
       elicit: (message) => {
         prompts.push(message);
-        return { action: 'accept', content: { answer: 'approve: looks fine' } };
+        return { action: 'accept', content: { decision: 'approve', comment: 'looks fine' } };
       },
     });
     // The approval suggests polling once a minute: the test waits for input_required itself, then

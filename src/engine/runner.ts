@@ -8,7 +8,7 @@ import type { Journal } from './journal.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
-import type { Message, TaskRecord, TaskView } from './task.js';
+import { ANSWER_SCHEMA, type Message, type TaskRecord, type TaskView } from './task.js';
 
 export interface RunnerOptions {
   /** Reads tasks and finds their skills. */
@@ -241,7 +241,10 @@ export class Runner {
     asked: async ({ record, ctx, finish, text }, err) => {
       const { prompt } = err as InputRequired;
       await ctx.flush();
-      const parked = await finish('input-required', text(prompt), err as InputRequired);
+      const { answerSchema } = err as InputRequired;
+      const asking = text(prompt);
+      if (answerSchema) asking.metadata = { [ANSWER_SCHEMA]: answerSchema };
+      const parked = await finish('input-required', asking, err as InputRequired);
       if (parked) await this.#requeueIfAnswered(record, ctx.asked);
     },
     canceled: async ({ finish, text }) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { partBytes, toBlobPart } from './artifacts.js';
 import { agentText } from './core.js';
 import { JobError } from './errors.js';
@@ -15,6 +16,8 @@ export class InputRequired extends Error {
     readonly prompt: string,
     readonly approvers: string[] = [],
     readonly deadlineMs?: number,
+    /** The answer's JSON Schema, when the skill declared a schema that has one. */
+    readonly answerSchema?: Record<string, unknown>,
   ) {
     super(`input required: ${prompt}`);
   }
@@ -206,7 +209,12 @@ export class RunContext<I> implements SkillContext<I> {
     const prompt = refused
       ? `${request.prompt}\n(Your last answer was not accepted: ${refused})`
       : request.prompt;
-    throw new InputRequired(prompt, approvers, request.deadlineMs);
+    throw new InputRequired(
+      prompt,
+      approvers,
+      request.deadlineMs,
+      request.schema && jsonSchemaOf(request.schema),
+    );
   }
 
   close(): void {
@@ -234,6 +242,16 @@ export class RunContext<I> implements SkillContext<I> {
       this.#controller.abort('lease-lost');
       throw new WriteRefused(this.taskId);
     }
+  }
+}
+
+/** The JSON Schema of the answers `schema` accepts, or undefined when it has none (a transform, say). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> | undefined {
+  try {
+    const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+    return Object.keys(json).length > 0 ? json : undefined;
+  } catch {
+    return undefined; // not representable: the face offers a free-text answer
   }
 }
 

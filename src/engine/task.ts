@@ -72,6 +72,13 @@ export type Role = 'ROLE_USER' | 'ROLE_AGENT';
  */
 export const ANSWERED_BY = 'taskhandle.answeredBy';
 
+/**
+ * Metadata key of the agent message that asks for input (the input-required status message): the
+ * JSON Schema of the answer the skill will accept, when it declared one (`ctx.ask({schema})`), so
+ * that a face can offer a form (MCP elicitation) instead of a free-text field.
+ */
+export const ANSWER_SCHEMA = 'taskhandle.answerSchema';
+
 /** A message in A2A v1.0 JSON form. */
 export interface Message {
   messageId: string;

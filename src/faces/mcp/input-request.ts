@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import type { Part, TaskRecord } from '../../engine/task.js';
+import { ANSWER_SCHEMA, type Part, type TaskRecord } from '../../engine/task.js';
 import { messageText } from '../handle.js';
 
 /**
- * A task's pending input request as MCP shows it: an `elicitation/create` form with one text field.
- * Its key (`ask-<seq>`, the log position where the wait began) is unique over the task's life, as
- * SEP-2663 asks: a later question of the same task has another. The skill's own answer schema is
- * not shown (the engine keeps only the prompt): the answer is checked by the skill when it runs.
+ * A task's pending input request as MCP shows it: an `elicitation/create` form, with the fields of
+ * the answer schema the skill declared (`ctx.ask({schema})`, kept on the asking message) when MCP's
+ * flat form can hold it, else one text field. Its key (`ask-<seq>`, the log position where the wait
+ * began) is unique over the task's life, as SEP-2663 asks: a later question of the same task has
+ * another. The skill checks the answer when it runs again, whatever the form.
  */
 export interface PendingInput {
   key: string;
@@ -15,11 +16,7 @@ export interface PendingInput {
     params: {
       mode: 'form';
       message: string;
-      requestedSchema: {
-        type: 'object';
-        properties: { answer: { type: 'string'; title: string; description: string } };
-        required: ['answer'];
-      };
+      requestedSchema: FormSchema;
     };
   };
 }
@@ -34,7 +31,7 @@ export function pendingInput(r: TaskRecord): PendingInput | undefined {
       params: {
         mode: 'form',
         message: prompt,
-        requestedSchema: {
+        requestedSchema: formOf(r.statusMessage?.metadata?.[ANSWER_SCHEMA]) ?? {
           type: 'object',
           properties: { answer: { type: 'string', title: 'Answer', description: prompt } },
           required: ['answer'],
@@ -42,6 +39,26 @@ export function pendingInput(r: TaskRecord): PendingInput | undefined {
       },
     },
   };
+}
+
+/** An elicitation form's schema: a flat object of primitive fields (MCP's restricted JSON Schema). */
+interface FormSchema {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+}
+
+const PRIMITIVE = new Set(['string', 'number', 'integer', 'boolean']);
+
+/** The skill's answer schema as a form, if it is an object of primitive fields only. */
+function formOf(schema: unknown): FormSchema | undefined {
+  const s = schema as { type?: unknown; properties?: unknown; required?: unknown } | undefined;
+  if (s?.type !== 'object' || typeof s.properties !== 'object' || s.properties === null) return undefined;
+  const properties = s.properties as Record<string, Record<string, unknown>>;
+  const fields = Object.values(properties);
+  if (fields.length === 0 || !fields.every((f) => PRIMITIVE.has(f?.type as string))) return undefined;
+  const required = Array.isArray(s.required) ? (s.required as string[]) : undefined;
+  return { type: 'object', properties, ...(required ? { required } : {}) };
 }
 
 /** An elicitation result (MCP `ElicitResult`): the client's answer, or that the person declined. */
