@@ -376,6 +376,52 @@ describe('MCP 2026-07-28 headers: what a load balancer routes on is what runs', 
   });
 });
 
+describe('MCP Origin check (DNS rebinding)', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({
+      apiKeys: { alice: 'acme' },
+      env: { MCP_ALLOWED_ORIGINS: 'http://localhost:6274' },
+    });
+  });
+  afterAll(() => agent.stop());
+
+  const discover = (origin?: string) =>
+    fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'server/discover',
+        ...agent.credentials,
+        ...(origin ? { Origin: origin } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: meta(true) },
+      }),
+    });
+
+  it('refuses a page of another site (403, saying what opens it); serves no Origin, its own, loopback and listed ones', async () => {
+    const refused = await discover('http://evil.example:41241');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as Json).error.message).toContain('MCP_ALLOWED_ORIGINS');
+    expect((await discover('null')).status).toBe(403);
+    for (const origin of [
+      undefined,
+      new URL(agent.url).origin,
+      'http://localhost:9999',
+      'http://localhost:6274',
+    ]) {
+      const res = await discover(origin);
+      expect(res.status, `Origin ${origin}`).toBe(200);
+      expect(((await res.json()) as Json).result).toBeDefined();
+    }
+  });
+});
+
 describe('MCP Tasks extension: retention', () => {
   it('a task past its TTL is not found', async () => {
     const agent = await launch({ apiKeys: { alice: 'acme' }, env: { MAX_TTL_MS: '1500' } });

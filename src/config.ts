@@ -173,6 +173,20 @@ const Env = z.object({
     .default('false')
     .meta(doc('`true`: serve anonymous callers on a non-loopback `HOST`')),
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY).meta(doc('retention cap when callers are anonymous')),
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .refine(
+      (list) => list.split(',').every((o) => o.trim() === '' || /^https?:\/\/[^/\s]+\/?$/.test(o.trim())),
+      {
+        message: 'each entry must be an origin: scheme and host, e.g. http://localhost:6274',
+      },
+    )
+    .meta(
+      doc(
+        'browser origins besides its own and loopback that may call `/mcp` (comma-separated, e.g. `http://localhost:6274`); others get 403',
+      ),
+    ),
   EXTENDED_SKILLS: z
     .string()
     .default('')

@@ -137,6 +137,13 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       audit,
       version,
       resourceMetadataUrl,
+      baseUrl: core.baseUrl,
+      allowedOrigins: new Set(
+        config.MCP_ALLOWED_ORIGINS.split(',')
+          .map((o) => o.trim())
+          .filter(Boolean)
+          .map((o) => new URL(o).origin),
+      ),
       blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
       ...bodyAndStreams,
     }),

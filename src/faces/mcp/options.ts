@@ -13,6 +13,10 @@ export interface McpOptions extends FaceOptions {
    * then it is told the task's id to poll. Over SSE the call is held until the task ends.
    */
   blockingTimeoutMs: number;
+  /** This server's own origin as callers reach it (PUBLIC_URL, or the address it listens on). */
+  baseUrl: () => string;
+  /** Other browser origins that may call `/mcp` (MCP_ALLOWED_ORIGINS). */
+  allowedOrigins: ReadonlySet<string>;
   /** Where the protected-resource metadata is (when JWTs are on): named in 401 challenges. */
   resourceMetadataUrl?: () => string | undefined;
 }

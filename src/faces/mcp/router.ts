@@ -10,6 +10,7 @@ import { ElicitResult, pendingInput } from './input-request.js';
 import { CODE, engineRefusal, type Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
 import { readMessage } from './message.js';
 import type { McpOptions } from './options.js';
+import { originGuard } from './origin.js';
 import { resumeStream } from './resume.js';
 import { discoverResult, initializeResult, type Revision, resultMeta, revisionOf } from './revision.js';
 import { cancelTask, getTask, listTasks, respond, taskResult, updateTask } from './tasks.js';
@@ -59,6 +60,7 @@ export function mcpRouter(o: McpOptions): express.Router {
   };
 
   const router = express.Router();
+  router.use(originGuard(o.baseUrl, o.allowedOrigins));
   router.post('/', async (req, res) => {
     const principal = await admitted(o, req, res);
     if (!principal) return;
