@@ -21,6 +21,8 @@ export interface LoadOptions {
   post?: string;
   /** Sent with every request (credentials). */
   headers?: Record<string, string>;
+  /** Headers that depend on the body (MCP 2026-07-28's routing headers repeat its method and name). */
+  headersOf?: (body: string) => Record<string, string>;
   /**
    * `refusal`: the expected answer is a refusal (a JSON-RPC error, or a 404 to a GET), counted as
    * the request's success; anything else (an answer that shows the task) is a failure.
@@ -123,7 +125,12 @@ function fire(urls: string[], connections: number, durationS: number, o: LoadOpt
             method: 'POST',
             path: o.post ?? '/',
             headers: { ...RPC_HEADERS, ...o.headers },
-            setupRequest: (req) => ({ ...req, body: o.body() }),
+            setupRequest: (req) => {
+              const body = o.body();
+              return o.headersOf
+                ? { ...req, body, headers: { ...req.headers, ...o.headersOf(body) } }
+                : { ...req, body };
+            },
           },
     ],
     // A JSON-RPC error is an HTTP 200: count it, or a fast error path would pass for a fast server

@@ -1,5 +1,5 @@
 import { type LoadResult, measure } from '../load.js';
-import { createMcpTasks, MCP_HEADERS, MCP_PATH, mcpCreateBody, mcpRoundRobin } from '../mcp.js';
+import { createMcpTasks, MCP_HEADERS, MCP_PATH, mcpCreateBody, mcpHeadersOf, mcpRoundRobin } from '../mcp.js';
 import { launch } from '../servers/launch.js';
 import type { Load } from './create.js';
 
@@ -8,7 +8,7 @@ import type { Load } from './create.js';
  * work as the create and poll scenarios' A2A SendMessage and GetTask, measured in the same run.
  */
 export async function mcp(load: Load, tasks: number): Promise<{ create: LoadResult; get: LoadResult }> {
-  const o = { post: MCP_PATH, headers: MCP_HEADERS };
+  const o = { post: MCP_PATH, headers: MCP_HEADERS, headersOf: mcpHeadersOf };
   let server = await launch('taskhandle');
   let create: LoadResult;
   try {
