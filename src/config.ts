@@ -36,6 +36,23 @@ const Env = z.object({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional()
     .meta(doc('base URL written into the agent card (set it behind a proxy)', '`http://HOST:PORT`')),
+  GRPC_PORT: int(0, 65_535)
+    .optional()
+    .meta(doc('TCP port of the A2A gRPC binding, on `HOST` (`0`: any free port)', 'unset: no gRPC')),
+  GRPC_TLS_CERT_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('gRPC over TLS: the certificate chain (PEM); set with `GRPC_TLS_KEY_FILE`')),
+  GRPC_TLS_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc("gRPC over TLS: the certificate's private key (PEM)")),
+  GRPC_ALLOW_PLAINTEXT: z
+    .enum(['true', 'false'])
+    .default('false')
+    .meta(doc('`true`: serve gRPC without TLS on a non-loopback `HOST` (behind a TLS-terminating proxy)')),
   DATABASE_URL: z
     .string()
     .min(1)
@@ -270,6 +287,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUSH_ALLOW=${JSON.stringify(parsed.data.PUSH_ALLOW)}: ${(err as Error).message}`);
   }
   checkJwtSettings(parsed.data);
+  if ((parsed.data.GRPC_TLS_CERT_FILE === undefined) !== (parsed.data.GRPC_TLS_KEY_FILE === undefined))
+    throw new ConfigError('GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE: set both (TLS) or neither (plaintext)');
   const beside =
     database.kind === 'sqlite' && database.path !== ':memory:' ? dirname(database.path) : './data';
   return { ...parsed.data, database, pushPolicy, keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys') };

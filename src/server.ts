@@ -5,11 +5,12 @@ import { type Config, ConfigError } from './config.js';
 import type { Engine } from './engine/engine.js';
 import type { AnySkill } from './engine/skill.js';
 import { publishCard } from './faces/a2a/agent-card.js';
+import type { GrpcSide } from './faces/a2a/grpc.js';
 import { renderNotification } from './faces/a2a/push-body.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
-import { buildCore } from './server/core.js';
-import { buildHttp } from './server/http.js';
+import { buildCore, type Core } from './server/core.js';
+import { buildHttp, type HttpSide } from './server/http.js';
 import { listeningLine } from './server/listening.js';
 import { orderedStop } from './server/stop.js';
 import { installZodWords } from './zod-words.js';
@@ -52,14 +53,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url =
     config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
   core.setBaseUrl(url);
-  const card = publishCard(config.AGENT_CARD_FILE, url, core.skills.all(), {
-    apiKeys: config.API_KEYS_FILE !== undefined,
-    jwt: config.JWT_ISSUER !== undefined,
-    extendedSkills: core.extendedSkills,
+  const grpc = await startGrpcSide(config, http, core.admit, logger).catch(async (err: Error) => {
+    http.server.close();
+    await store.close();
+    throw err;
   });
+  // The card's gRPC target: the public URL's host (clients dial that) and the gRPC port.
+  const grpcFace = grpc && { address: `${new URL(url).hostname}:${grpc.port}`, tls: grpc.tls };
+  const card = publishCard(
+    config.AGENT_CARD_FILE,
+    url,
+    core.skills.all(),
+    {
+      apiKeys: config.API_KEYS_FILE !== undefined,
+      jwt: config.JWT_ISSUER !== undefined,
+      extendedSkills: core.extendedSkills,
+    },
+    grpcFace?.address,
+  );
   const signing = await SigningKeys.open(config.keysDir, { issuer: url, logger }).catch(
     async (err: Error) => {
       http.server.close();
+      grpc?.close();
       await store.close();
       throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
     },
@@ -93,10 +108,36 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   core.runner.start();
   core.sweeper.start();
   dispatcher.start();
-  const line = listeningLine(core, config, url);
+  const line = listeningLine(core, config, url, grpcFace);
   logger.info(line.fields, line.message);
-  const stop = orderedStop({ core, http, dispatcher, keysReload }, config, logger);
+  const stop = orderedStop({ core, http, grpc, dispatcher, keysReload }, config, logger);
   return { url, port, engine, logger, stop };
+}
+
+/**
+ * The A2A gRPC binding on GRPC_PORT, over the HTTP side's request handler, when it is set. Loaded only
+ * then: the gRPC runtime is not free to load.
+ */
+async function startGrpcSide(
+  config: Config,
+  http: HttpSide,
+  admit: Core['admit'],
+  logger: Logger,
+): Promise<GrpcSide | undefined> {
+  if (config.GRPC_PORT === undefined) return undefined;
+  const { startGrpc } = await import('./faces/a2a/grpc.js');
+  const limits = {
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+  };
+  return startGrpc(config, {
+    handler: http.handler,
+    admit,
+    logger,
+    shutdown: http.shutdown.signal,
+    ...limits,
+  });
 }
 
 /** Listens on HOST:PORT; resolves with the bound port (PORT=0 picks one). */

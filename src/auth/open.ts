@@ -5,7 +5,7 @@ import { Authenticator } from './authenticator.js';
 import { JwtVerifier } from './jwt-verifier.js';
 
 /** Loopback hosts, where an anonymous server is reachable from this machine only. */
-const isLoopback = (host: string): boolean =>
+export const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 /**

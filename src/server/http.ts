@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -45,6 +46,8 @@ export interface HttpSide {
   shutdown: AbortController;
   /** Serves the agent card and the webhook signing keys: both are made once the server's URL is known. */
   publish(card: PublishedCard, keys: SigningKeys): void;
+  /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
+  handler: A2ARequestHandler;
 }
 
 export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide {
@@ -186,7 +189,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
     card = published;
     keys = signing;
   };
-  return { server, inFlight, shutdown, publish };
+  return { server, inFlight, shutdown, publish, handler };
 }
 
 /**

@@ -6,7 +6,12 @@ import { FACE_PATHS } from './http.js';
  * The `taskhandle listening` log line: where the server answers, who may call it, where its tasks
  * are kept and which faces it serves, so that a look at the log tells a misconfiguration.
  */
-export function listeningLine(core: Core, config: Config, url: string) {
+export function listeningLine(
+  core: Core,
+  config: Config,
+  url: string,
+  grpc?: { address: string; tls: boolean },
+) {
   const auth = authentication(core, config);
   const database = dataLocation(config);
   const faces = FACE_PATHS;
@@ -14,7 +19,7 @@ export function listeningLine(core: Core, config: Config, url: string) {
     `taskhandle listening on ${url}`,
     `auth: ${auth.summary}`,
     `data: ${database.summary}`,
-    `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}, jobs ${faces.jobs}, inbox ${faces.inbox}, MCP ${faces.mcp}`,
+    `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}${grpc ? `, A2A gRPC ${grpc.address} (${grpc.tls ? 'TLS' : 'plaintext'})` : ''}, jobs ${faces.jobs}, inbox ${faces.inbox}, MCP ${faces.mcp}`,
   ].join('; ');
   return {
     message: 'taskhandle listening',
@@ -23,6 +28,7 @@ export function listeningLine(core: Core, config: Config, url: string) {
       auth: auth.fields,
       database: database.fields,
       faces,
+      ...(grpc && { grpc }),
       skills: core.skills.all().map((s) => s.id),
       summary,
     },

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { GrpcSide } from '../faces/a2a/grpc.js';
 import type { PushDispatcher } from '../push/dispatcher.js';
 import type { Core } from './core.js';
 import type { HttpSide } from './http.js';
@@ -10,6 +11,8 @@ const DRAIN_MS = 2000;
 export interface Running {
   core: Core;
   http: HttpSide;
+  /** The gRPC binding, when GRPC_PORT serves it. */
+  grpc?: GrpcSide;
   dispatcher: PushDispatcher;
   /** The timer that picks up rotated signing keys. */
   keysReload: NodeJS.Timeout;
@@ -20,13 +23,14 @@ export interface Running {
  * streams ended, answers drained, the store closed last. The returned function caches its promise.
  */
 export function orderedStop(parts: Running, config: Config, logger: Logger): () => Promise<void> {
-  const { core, http, dispatcher, keysReload } = parts;
+  const { core, http, grpc, dispatcher, keysReload } = parts;
   let stopping: Promise<void> | undefined;
   return () => {
     stopping ??= (async () => {
       logger.info('shutting down: no new connections');
       const closed = new Promise<void>((resolve) => http.server.close(() => resolve()));
       http.server.closeIdleConnections();
+      const grpcDrained = grpc?.drain();
       await core.runner.stop(config.SHUTDOWN_TIMEOUT_MS);
       await core.sweeper.stop();
       clearInterval(keysReload);
@@ -35,7 +39,8 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
       // Waiting blocking sends now answer with the task as it stands, and open streams end: their
       // clients resume with Last-Event-ID on another instance or after the restart.
       http.shutdown.abort('shutdown');
-      await http.inFlight.drained(DRAIN_MS);
+      await Promise.all([http.inFlight.drained(DRAIN_MS), grpcDrained && within(DRAIN_MS, grpcDrained)]);
+      grpc?.close();
       http.server.closeAllConnections();
       await closed;
       await core.store.close();
@@ -43,4 +48,14 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
     })();
     return stopping;
   };
+}
+
+/** Waits for `work`, at most `ms`. */
+async function within(ms: number, work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work, late]);
+  clearTimeout(timer);
 }

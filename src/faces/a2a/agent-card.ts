@@ -86,6 +86,8 @@ export function publishCard(
   baseUrl: string,
   skills: readonly AnySkill[],
   security: CardSecurity = { apiKeys: false, jwt: false, extendedSkills: new Set() },
+  /** The gRPC binding's `host:port` (a gRPC target, as clients dial it) when it is served. */
+  grpcAddress?: string,
 ): PublishedCard {
   let template: z.infer<typeof Template>;
   try {
@@ -101,6 +103,7 @@ export function publishCard(
     supportedInterfaces: [
       { url: jsonrpcUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ...(grpcAddress ? [{ url: grpcAddress, protocolBinding: 'GRPC', protocolVersion: '1.0' }] : []),
       { url: jsonrpcUrl, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ],

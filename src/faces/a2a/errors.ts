@@ -9,9 +9,10 @@ import {
 } from '@a2a-js/sdk/errors';
 import { isEngineError } from '../../engine/errors.js';
 import type { Refusal } from '../http/admission.js';
+import { GRPC_STATUS_CODE, GRPC_STATUS_OF_HTTP, GrpcStatusError } from './grpc-status.js';
 
 /** The transport a call came over: errors of our own codes are built for it. */
-export type Transport = 'jsonrpc' | 'rest';
+export type Transport = 'jsonrpc' | 'rest' | 'grpc';
 
 /**
  * Maps an engine error to the SDK's protocol error (which each transport maps to its code and
@@ -50,8 +51,10 @@ export function toProtocolError(
 /** What a caller is told of an internal failure. */
 export const INTERNAL_MESSAGE = 'Internal error; the server logged its cause';
 
-/** An error the spec has no code for: our JSON-RPC code, or our HTTP status for REST. */
+/** An error the spec has no code for: our JSON-RPC code, our HTTP status for REST, its gRPC status. */
 function ownError(transport: Transport, message: string, statusCode: number, envelopeCode: number): Error {
+  if (transport === 'grpc')
+    return new GrpcStatusError(GRPC_STATUS_OF_HTTP[statusCode] ?? GRPC_STATUS_CODE.UNKNOWN, message);
   return transport === 'rest'
     ? new RestUnsupportedOperationError({ message, statusCode })
     : new JsonRpcUnsupportedOperationError({ message, envelopeCode });

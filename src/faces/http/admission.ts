@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { RateLimiter } from '../../auth/rate-limiter.js';
@@ -17,6 +17,12 @@ export interface Refusal {
 
 export type Admission = { ok: true; principal: Principal } | { ok: false; refusal: Refusal };
 
+/** What admission reads of a request: its headers (an HTTP request's, or a gRPC call's metadata) and peer. */
+export interface Caller {
+  headers: IncomingHttpHeaders;
+  socket: { remoteAddress?: string };
+}
+
 /**
  * Who may send this request: an authenticated principal (401 otherwise) within its request rate
  * (429 with Retry-After otherwise). Anonymous callers are one principal, so their rate is counted
@@ -25,7 +31,7 @@ export type Admission = { ok: true; principal: Principal } | { ok: false; refusa
 export function admission(
   authenticator: Authenticator,
   limiter?: RateLimiter,
-): (req: IncomingMessage) => Promise<Admission> {
+): (req: Caller) => Promise<Admission> {
   return async (req): Promise<Admission> => {
     const auth = await authenticator.authenticate(req.headers);
     if (!auth.ok) {
@@ -59,7 +65,7 @@ export function admission(
 /** What every HTTP face is built with: who may call, body limits, streams' keep-alive and shutdown. */
 export interface FaceOptions extends BodyLimits {
   /** Who is calling, and whether they may now (401 without valid credentials, 429 over their rate). */
-  admit: (req: IncomingMessage) => Promise<Admission>;
+  admit: (req: Caller) => Promise<Admission>;
   /** SSE keep-alive comment interval. */
   keepAliveMs: number;
   /** Aborted at shutdown: waits answer with the task as it stands, streams end. */

@@ -1,0 +1,189 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { A2AError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/server';
+import type { Metadata, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { ownerKey } from '../../auth/principal.js';
+import type { Admission } from '../http/admission.js';
+import { type CallState, callState, parseLastEventId } from './call-state.js';
+import { INTERNAL_MESSAGE } from './errors.js';
+import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
+import { HANDLE_EXTENSION_URI } from './handle-extension.js';
+
+type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
+
+/** The metadata key a gRPC caller resumes a stream with: the `eventId` of the last event it processed. */
+export const LAST_EVENT_ID_KEY = 'last-event-id';
+
+/** The admitted caller of one gRPC call, handed by the SDK's user builder to our context builder. */
+export class GrpcCaller implements User {
+  constructor(readonly state: CallState) {}
+  get isAuthenticated(): boolean {
+    return this.state.principal.via !== 'anonymous';
+  }
+  get userName(): string {
+    return this.state.owner;
+  }
+}
+
+/**
+ * Admits a gRPC call as the HTTP faces admit a request (credentials from the `authorization` or
+ * `x-api-key` metadata, the same rate limits) and builds its call state. The service is v1.0's
+ * (`lf.a2a.v1`): a call without `a2a-version` is a v1.0 call; one naming another version is refused.
+ */
+export async function admitCall(
+  call: GrpcCall,
+  admit: (req: { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } }) => Promise<Admission>,
+  shutdown: AbortSignal,
+): Promise<GrpcCaller> {
+  const headers = headersOf(call.metadata);
+  const version = headers['a2a-version']?.toString().trim();
+  if (version && version !== '1.0' && version !== '1.0.0')
+    throw new VersionNotSupportedError(
+      `A2A-Version ${version} is not supported over gRPC: this service speaks 1.0 (0.3 peers: use JSON-RPC or HTTP+JSON)`,
+    );
+  const auth = await admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
+  if (!auth.ok) throw refusalError(auth.refusal);
+  const streaming = 'write' in call;
+  let signal: AbortSignal | undefined;
+  const state: CallState = {
+    principal: auth.principal,
+    transport: 'grpc',
+    owner: ownerKey(auth.principal),
+    version: '1.0',
+    lastEventId: parseLastEventId(headers[LAST_EVENT_ID_KEY]),
+    cursor: {},
+    drained: () =>
+      streaming ? untilDrained(call as ServerWritableStream<unknown, unknown>) : Promise.resolve(),
+    // Made on first use, as for HTTP: most calls never wait.
+    get signal() {
+      signal ??= AbortSignal.any([shutdown, ...callSignals(call, streaming)]);
+      return signal;
+    },
+  };
+  return new GrpcCaller(state);
+}
+
+/**
+ * Our request handler as the SDK's gRPC service calls it. Every error leaves as a gRPC status: A2A's
+ * own as the spec maps them (the SDK adds their ErrorInfo), anything else as INTERNAL without detail.
+ * Each stream event carries its event id, and a stream that the shutdown cut ends UNAVAILABLE.
+ */
+export function grpcHandler(
+  handler: A2ARequestHandler,
+  shutdown: AbortSignal,
+  logger: Logger,
+): A2ARequestHandler {
+  const unary =
+    <P, R>(method: (params: P, context: ServerCallContext) => Promise<R>) =>
+    async (params: P, context: ServerCallContext): Promise<R> => {
+      try {
+        return await method.call(handler, params, context);
+      } catch (err) {
+        throw grpcError(err, logger);
+      }
+    };
+  const streamed = async function* (events: AsyncGenerator<StreamResponse>, context: ServerCallContext) {
+    const { cursor } = callState(context);
+    try {
+      for await (const event of events) yield withEventId(event, cursor.seq);
+    } catch (err) {
+      throw grpcError(err, logger);
+    }
+    // The stream ended before the task settled because this server is stopping: a status a client
+    // retries on (at another instance, or after the restart), not the OK of a finished stream.
+    if (shutdown.aborted && !cursor.closing)
+      throw new GrpcStatusError(
+        GRPC_STATUS_CODE.UNAVAILABLE,
+        `The server is shutting down; resubscribe with metadata ${LAST_EVENT_ID_KEY}: ${cursor.seq ?? ''}`,
+      );
+  };
+  return {
+    getAgentCard: () => handler.getAgentCard(),
+    getAuthenticatedExtendedAgentCard: unary(handler.getAuthenticatedExtendedAgentCard),
+    sendMessage: unary(handler.sendMessage),
+    sendMessageStream: (params, context) => streamed(handler.sendMessageStream(params, context), context),
+    resubscribe: (params, context) => streamed(handler.resubscribe(params, context), context),
+    getTask: unary(handler.getTask),
+    listTasks: unary(handler.listTasks),
+    cancelTask: unary(handler.cancelTask),
+    createTaskPushNotificationConfig: unary(handler.createTaskPushNotificationConfig),
+    getTaskPushNotificationConfig: unary(handler.getTaskPushNotificationConfig),
+    listTaskPushNotificationConfigs: unary(handler.listTaskPushNotificationConfigs),
+    deleteTaskPushNotificationConfig: unary(handler.deleteTaskPushNotificationConfig),
+  };
+}
+
+function grpcError(err: unknown, logger: Logger): unknown {
+  if (err instanceof A2AError) return err;
+  // Our handler logged its own internal failures already (and worded them so).
+  if (!(err instanceof Error && err.message === INTERNAL_MESSAGE)) logger.error({ err }, 'gRPC call failed');
+  return new GrpcStatusError(GRPC_STATUS_CODE.INTERNAL, INTERNAL_MESSAGE);
+}
+
+/**
+ * gRPC has no per-message headers (SSE has `id:`): a stream event's id travels in its own metadata,
+ * as `metadata[HANDLE_EXTENSION_URI].eventId`. Events are shared between subscribers: copied, not changed.
+ */
+function withEventId(event: StreamResponse, seq: number | undefined): StreamResponse {
+  const payload = event.payload;
+  if (seq === undefined || !payload) return event;
+  const { metadata } = payload.value as { metadata?: Record<string, unknown> };
+  const handle = metadata?.[HANDLE_EXTENSION_URI] as Record<string, unknown> | undefined;
+  const withId = { ...metadata, [HANDLE_EXTENSION_URI]: { ...handle, eventId: String(seq) } };
+  return {
+    payload: { ...payload, value: { ...payload.value, metadata: withId } } as StreamResponse['payload'],
+  };
+}
+
+/** Metadata as the headers admission reads; binary (`-bin`) entries are not credentials and are left out. */
+function headersOf(metadata: Metadata): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string') headers[key] = value;
+  }
+  return headers;
+}
+
+/** `127.0.0.1:52344` or `::1:52344` (grpc-js's peer) -> the address: anonymous rates are per address. */
+const addressOf = (peer: string): string => {
+  const colon = peer.lastIndexOf(':');
+  return colon > 0 ? peer.slice(0, colon) : peer;
+};
+
+/**
+ * What ends a call's waits: the client cancelling (or going away), and its deadline. A unary call
+ * stops waiting shortly before its deadline, so that a blocking send still answers with the task as it
+ * stands instead of DEADLINE_EXCEEDED; a stream runs to the deadline itself.
+ */
+function callSignals(call: GrpcCall, streaming: boolean): AbortSignal[] {
+  const gone = new AbortController();
+  if (call.cancelled) gone.abort('client gone');
+  else call.once('cancelled', () => gone.abort('client gone'));
+  const deadline = call.getDeadline();
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (!Number.isFinite(at)) return [gone.signal];
+  const left = Math.max(0, at - Date.now());
+  const margin = streaming ? 0 : Math.min(DEADLINE_MARGIN_MS, left / 10);
+  return [gone.signal, AbortSignal.timeout(Math.floor(left - margin))];
+}
+
+/** The most a unary call stops waiting before its deadline, to answer in time. */
+const DEADLINE_MARGIN_MS = 1000;
+
+/** Resolves once the call's write buffer has room again (or the call has ended). */
+function untilDrained(call: ServerWritableStream<unknown, unknown>): Promise<void> {
+  if (!call.writableNeedDrain || call.cancelled || call.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      call.off('close', done);
+      resolve();
+    };
+    call.on('drain', done);
+    call.on('cancelled', done);
+    call.on('close', done);
+  });
+}

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { isLoopback } from '../../auth/open.js';
+import { type Config, ConfigError } from '../../config.js';
+import type { FaceOptions } from '../http/admission.js';
+import { newCallContext } from './call-state.js';
+import { admitCall, type GrpcCaller, grpcHandler } from './grpc-call.js';
+
+export interface GrpcOptions
+  extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'keepAliveMs' | 'shutdown'> {
+  handler: A2ARequestHandler;
+  logger: Logger;
+}
+
+/** The gRPC side once bound: where it listens and how it stops. */
+export interface GrpcSide {
+  /** The bound port (GRPC_PORT, or the one the system gave for 0). */
+  port: number;
+  /** TLS or plaintext: what a client's channel credentials must be. */
+  tls: boolean;
+  /** Takes no new calls; resolves once the calls in progress have ended. */
+  drain(): Promise<void>;
+  /** Ends the calls still open (after {@link drain} had its time). */
+  close(): void;
+}
+
+/**
+ * The A2A gRPC binding (service `lf.a2a.v1.A2AService`), served by the SDK's gRPC service over the
+ * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST. Callers are
+ * admitted from their metadata (`authorization`, `x-api-key`) as HTTP callers are from headers; a
+ * stream resumes after the event named by the `last-event-id` metadata.
+ * @example const grpc = await startGrpc(config, { handler, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
+ */
+export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSide> {
+  const port = config.GRPC_PORT ?? 0;
+  const credentials = credentialsOf(config);
+  const server = new Server({
+    // A request larger than a JSON body may be is refused (RESOURCE_EXHAUSTED) before it is decoded.
+    'grpc.max_receive_message_length': o.maxBodyBytes,
+    // HTTP/2 pings play the part of SSE's keep-alive comments: idle streams stay open through proxies.
+    'grpc.keepalive_time_ms': o.keepAliveMs,
+  });
+  server.addService(
+    A2AService,
+    grpcService({
+      requestHandler: grpcHandler(o.handler, o.shutdown, o.logger),
+      userBuilder: (call) => admitCall(call, o.admit, o.shutdown),
+      contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
+    }),
+  );
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, credentials.credentials, (err, actual) => {
+      if (err)
+        reject(
+          new ConfigError(
+            `HOST=${config.HOST} GRPC_PORT=${config.GRPC_PORT}: cannot listen (${err.message})`,
+          ),
+        );
+      else resolve(actual);
+    });
+  });
+  let drained: Promise<void> | undefined;
+  return {
+    port: bound,
+    tls: credentials.tls,
+    drain: () => {
+      drained ??= new Promise((resolve) => server.tryShutdown(() => resolve()));
+      return drained;
+    },
+    close: () => server.forceShutdown(),
+  };
+}
+
+/**
+ * TLS from GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE; without them plaintext, which is refused on an
+ * address other machines reach unless GRPC_ALLOW_PLAINTEXT=true says a proxy in front does the TLS.
+ */
+function credentialsOf(config: Config): { credentials: ServerCredentials; tls: boolean } {
+  const { GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile } = config;
+  if (certFile && keyFile) {
+    const read = (setting: string, file: string) => {
+      try {
+        return readFileSync(file);
+      } catch (err) {
+        throw new ConfigError(`${setting}=${file}: cannot read it (${(err as NodeJS.ErrnoException).code})`);
+      }
+    };
+    const pair = {
+      cert_chain: read('GRPC_TLS_CERT_FILE', certFile),
+      private_key: read('GRPC_TLS_KEY_FILE', keyFile),
+    };
+    try {
+      return { credentials: ServerCredentials.createSsl(null, [pair], false), tls: true };
+    } catch (err) {
+      throw new ConfigError(
+        `GRPC_TLS_CERT_FILE/GRPC_TLS_KEY_FILE: not a usable PEM pair (${(err as Error).message})`,
+      );
+    }
+  }
+  if (!isLoopback(config.HOST) && config.GRPC_ALLOW_PLAINTEXT !== 'true')
+    throw new ConfigError(
+      `HOST=${config.HOST} GRPC_PORT=${config.GRPC_PORT}: refusing plaintext gRPC on an address other machines can reach. ` +
+        'Set GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE, or GRPC_ALLOW_PLAINTEXT=true if a proxy in front does the TLS.',
+    );
+  return { credentials: ServerCredentials.createInsecure(), tls: false };
+}
