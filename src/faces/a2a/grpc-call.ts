@@ -16,6 +16,8 @@ type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown
 /** The metadata key a gRPC caller resumes a stream with: the `eventId` of the last event it processed. */
 export const LAST_EVENT_ID_KEY = 'last-event-id';
 
+const STREAMING_METHOD = /\/(SendStreamingMessage|SubscribeToTask)$/;
+
 /** The admitted caller of one gRPC call, handed by the SDK's user builder to our context builder. */
 export class GrpcCaller implements User {
   constructor(readonly state: CallState) {}
@@ -45,7 +47,8 @@ export async function admitCall(
     );
   const auth = await admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
   if (!auth.ok) throw refusalError(auth.refusal);
-  const streaming = 'write' in call;
+  // grpc-js hands unary calls a writable stream too: the method says which kind this is.
+  const streaming = STREAMING_METHOD.test(call.getPath());
   let signal: AbortSignal | undefined;
   const state: CallState = {
     principal: auth.principal,
