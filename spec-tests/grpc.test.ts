@@ -1,7 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { type StreamResponse, TaskPushNotificationConfig, TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { decodeErrorInfo, decodeStatus } from '@a2a-js/sdk/errors/grpc';
@@ -258,10 +260,10 @@ function rawClient(target: string) {
     close(): void;
   };
 }
-const rawGetTask = (target: string, md: Metadata) =>
+const rawGetTask = (target: string, md: Metadata, id = 'x') =>
   new Promise<ServiceError>((resolve, reject) => {
     const client = rawClient(target);
-    client.getTask({ tenant: '', id: 'x' }, md, (err) => {
+    client.getTask({ tenant: '', id, historyLength: undefined }, md, (err) => {
       client.close();
       if (err) resolve(err);
       else reject(new Error('expected an error'));
@@ -292,12 +294,40 @@ describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
     expect(missing.code).toBe(GRPC.NOT_FOUND);
   });
 
+  it('a request message over MAX_BODY_BYTES: RESOURCE_EXHAUSTED, before it is decoded', async () => {
+    const target = (await grpcInterface(agent))?.url as string;
+    const huge = await rawGetTask(target, new Metadata(), 'x'.repeat(2 * 1024 * 1024));
+    expect(huge.code).toBe(GRPC.RESOURCE_EXHAUSTED);
+  });
+
   it('over the rate: RESOURCE_EXHAUSTED, saying when to retry', async () => {
     const target = (await grpcInterface(agent))?.url as string;
     const errors: ServiceError[] = [];
     for (let i = 0; i < 4; i++) errors.push(await rawGetTask(target, new Metadata()));
     const limited = errors.find((e) => e.code === GRPC.RESOURCE_EXHAUSTED);
     expect(limited?.details).toMatch(/retry after \d+ s/);
+  });
+});
+
+describe('gRPC and MAX_ACTIVE_TASKS', () => {
+  it('a caller at its limit of unfinished tasks: RESOURCE_EXHAUSTED', async () => {
+    const agent = await launch({
+      apiKeys: { alice: 'acme' },
+      env: { ...GRPC_ON, ...QUICK_STOP, MAX_ACTIVE_TASKS: '1' },
+    });
+    try {
+      const alice = await grpcClient(agent);
+      const first = asTask(
+        await alice.sendMessage(skillRequest('sleep', { seconds: 30 }, { returnImmediately: true })),
+      );
+      const second = await failure(
+        alice.sendMessage(skillRequest('sleep', { seconds: 30 }, { returnImmediately: true })),
+      );
+      expect(second.status).toBe(GRPC.RESOURCE_EXHAUSTED);
+      await alice.cancelTask({ tenant: '', id: first.id, metadata: undefined });
+    } finally {
+      await agent.stop();
+    }
   });
 });
 
@@ -399,6 +429,24 @@ describe('gRPC off (the default)', () => {
     const agent = await launch();
     try {
       expect(await grpcInterface(agent)).toBeUndefined();
+    } finally {
+      await agent.stop();
+    }
+  });
+});
+
+describe('examples/grpc-client.mjs (the README example)', () => {
+  it('runs as printed against a server with GRPC_PORT and API keys', async () => {
+    const agent = await launch({ apiKeys: { alice: 'acme' }, env: GRPC_ON });
+    try {
+      const example = fileURLToPath(new URL('../examples/grpc-client.mjs', import.meta.url));
+      const { stdout } = await promisify(execFile)(process.execPath, [example], {
+        env: { ...process.env, AGENT_URL: agent.url, API_KEY: agent.keys.alice },
+      });
+      expect(stdout).toMatch(/^card: GRPC 1\.0 at 127\.0\.0\.1:\d+$/m);
+      expect(stdout).toMatch(/^polled: TASK_STATE_\w+, poll again in 2000 ms$/m);
+      expect(stdout).toMatch(/^resumed event \d+: statusUpdate TASK_STATE_COMPLETED$/m);
+      expect(stdout).toMatch(/^done: TASK_STATE_COMPLETED$/m);
     } finally {
       await agent.stop();
     }
