@@ -273,7 +273,7 @@ const rawGetTask = (target: string, md: Metadata, id = 'x') =>
 describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '2' } });
+    agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '3' } });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -288,10 +288,18 @@ describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
     expect(refused.details).toMatch(/1\.0/);
     const status = decodeStatus(refused.metadata.get('grpc-status-details-bin')[0] as Buffer);
     const info = decodeErrorInfo(status.details[0]?.value as Buffer);
-    expect(info).toMatchObject({ reason: 'VERSION_NOT_SUPPORTED', domain: 'a2a-protocol.org' });
-    // No version at all: the service is v1.0's, so it is a v1.0 call (here: an unknown task).
+    expect(info).toMatchObject({
+      reason: 'VERSION_NOT_SUPPORTED',
+      domain: 'a2a-protocol.org',
+      metadata: { supportedVersions: '1.0' },
+    });
+    // No version at all: the service is v1.0's, so it is a v1.0 call (here: an unknown task); a patch
+    // number is not considered.
     const missing = await rawGetTask(target, new Metadata());
     expect(missing.code).toBe(GRPC.NOT_FOUND);
+    const patch = new Metadata();
+    patch.set('a2a-version', '1.0.2');
+    expect((await rawGetTask(target, patch)).code).toBe(GRPC.NOT_FOUND);
   });
 
   it('a request message over MAX_BODY_BYTES: RESOURCE_EXHAUSTED, before it is decoded', async () => {

@@ -10,6 +10,7 @@ import { type CallState, callState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
 import { HANDLE_EXTENSION_URI } from './handle-extension.js';
+import { unsupported, versionOf } from './version.js';
 
 type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
@@ -41,10 +42,11 @@ export async function admitCall(
 ): Promise<GrpcCaller> {
   const headers = headersOf(call.metadata);
   const version = headers['a2a-version']?.toString().trim();
-  if (version && version !== '1.0' && version !== '1.0.0')
-    throw new VersionNotSupportedError(
-      `A2A-Version ${version} is not supported over gRPC: this service speaks 1.0 (0.3 peers: use JSON-RPC or HTTP+JSON)`,
-    );
+  if (version && versionOf(version) !== '1.0')
+    throw new VersionNotSupportedError({
+      message: `A2A-Version ${unsupported(version)} over gRPC: this service speaks 1.0 (send A2A-Version: 1.0, or none); v0.3 peers: use JSON-RPC or HTTP+JSON`,
+      metadata: { supportedVersions: '1.0' },
+    });
   const auth = await admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
   if (!auth.ok) throw refusalError(auth.refusal);
   // grpc-js hands unary calls a writable stream too: the method says which kind this is.

@@ -23,15 +23,24 @@ export function requestedVersion(
   const raw = req.headers['a2a-version'] ?? fromQuery(req.url);
   const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
   if (!value) return { ok: true, version: '0.3' };
-  const m = MAJOR_MINOR.exec(value);
-  const version = m && `${Number(m[1])}.${Number(m[2])}`;
+  const version = versionOf(value);
   if (version === '1.0' || version === '0.3') return { ok: true, version };
-  const shown = JSON.stringify(value.slice(0, 40));
-  const why = /^\d+$/.test(value) ? 'is not a Major.Minor version' : 'is not supported';
   return {
     ok: false,
-    message: `A2A-Version ${shown} ${why}; this agent speaks 1.0 and 0.3: send A2A-Version: 1.0, or no A2A-Version (or 0.3) for v0.3`,
+    message: `A2A-Version ${unsupported(value)}; this agent speaks 1.0 and 0.3: send A2A-Version: 1.0, or no A2A-Version (or 0.3) for v0.3`,
   };
+}
+
+/** The `Major.Minor` an `A2A-Version` value names (`1.0.2` -> `1.0`), or undefined when it names none. */
+export function versionOf(value: string): string | undefined {
+  const m = MAJOR_MINOR.exec(value.trim());
+  return m ? `${Number(m[1])}.${Number(m[2])}` : undefined;
+}
+
+/** A refused version value as the refusal shows it: `"1" is not a Major.Minor version`. */
+export function unsupported(value: string): string {
+  const why = /^\d+$/.test(value.trim()) ? 'is not a Major.Minor version' : 'is not supported';
+  return `${JSON.stringify(value.trim().slice(0, 40))} ${why}`;
 }
 
 /** The A2A error for a version we do not speak, with the versions we do (in its ErrorInfo). */
