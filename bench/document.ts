@@ -97,13 +97,15 @@ npm run bench -- --smoke     # what CI runs: about 100 s, tiny sizes, no timing 
   repeated (up to ${o.retries} times, least disturbed kept) when they took more than 0.3 cores meanwhile.
   Every measurement starts a fresh server process (its own temp database); CPU and memory are read
   from /proc for that process alone. A JSON-RPC error answer counts as a failure, not a request.
+  The gRPC kind gets the same requests as gRPC calls (bench/grpc-load.ts): ${o.connections} grpc-js clients in the
+  bench process, each on its own HTTP/2 connection with one call in flight; a status other than OK is a failure.
 - Servers: ${SERVER_KINDS.map((k) => SERVER_LABELS[k]).join('; ')}. Create and poll run on all of them,
   fan-out, retained and push on the SQLite ones (and the floor on none of those).
   (a) bench/servers/floor.ts reads and parses the body and answers \`{"jsonrpc":"2.0","id":…,"result":{"ok":true}}\`.
   (b) bench/servers/sdk-reference.ts: \`DefaultRequestHandler\` + \`jsonRpcHandler\` on express 5; its executor
   publishes a working Task and ends only when canceled. Its SQLite store is \`DatabaseTaskStore\` on Kysely +
   better-sqlite3, table made by the SDK's \`a2a-db upgrade\`, with WAL and \`synchronous=FULL\` like (c).
-  (c) \`node dist/src/main.js serve\` with its defaults (SQLITE_SYNCHRONOUS=full, RUNNER_CONCURRENCY=16),
+  (c) \`node dist/src/main.js serve\` (over gRPC: with GRPC_PORT=0 too) with its defaults (SQLITE_SYNCHRONOUS=full, RUNNER_CONCURRENCY=16),
   except SHUTDOWN_TIMEOUT_MS=500 so that stopping it between measurements is quick, and MAX_ACTIVE_TASKS=0
   (no per-principal cap, as the references have none). On PostgreSQL: \`DATABASE_URL\` on the database
   below, \`DATABASE_SCHEMA\` a fresh schema per measurement, dropped after it; two instances share one

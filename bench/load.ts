@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { fireGrpc, type Tally } from './grpc-load.js';
 import { cpuBetween } from './postgres.js';
 import { machineBusySeconds, waitForQuiet } from './proc-stats.js';
 import { RPC_HEADERS } from './rpc.js';
@@ -72,14 +73,14 @@ export async function measure(server: RunningServer, o: LoadOptions): Promise<Lo
 
 async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadResult> {
   if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), DISTURBED_CORES);
-  if (o.warmupS > 0) await fire(server.urls, o.connections, o.warmupS, o);
+  if (o.warmupS > 0) await fire(server, o.connections, o.warmupS, o);
   const db0 = await server.databaseCpu?.();
   const cpu0 = process.cpuUsage();
   const serverCpu0 = server.cpuSeconds();
   const machine0 = machineBusySeconds();
   const startUs = monotonicUs();
   const t0 = performance.now();
-  const r = await fire(server.urls, o.connections, o.durationS, o);
+  const r: Tally = await fire(server, o.connections, o.durationS, o);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
@@ -111,7 +112,14 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function fire(urls: string[], connections: number, durationS: number, o: LoadOptions) {
+/** The load: over gRPC for the gRPC kind, else autocannon's HTTP/1.1. */
+function fire(server: RunningServer, connections: number, durationS: number, o: LoadOptions): Promise<Tally> {
+  return server.grpcTarget
+    ? fireGrpc(server.grpcTarget, connections, durationS, o.body)
+    : fireHttp(server.urls, connections, durationS, o);
+}
+
+function fireHttp(urls: string[], connections: number, durationS: number, o: LoadOptions) {
   const refusal = o.expect === 'refusal';
   return autocannon({
     // autocannon takes a list too (connection i goes to urls[i % n]); its types know only one

@@ -1,12 +1,14 @@
 /**
  * The servers under test: (a) the floor, (b) the SDK reference on two stores, (c) this server on
- * SQLite, and on PostgreSQL with one instance and with two sharing one schema.
+ * SQLite (over JSON-RPC, and over gRPC), and on PostgreSQL with one instance and with two sharing one
+ * schema.
  */
 export const SERVER_KINDS = [
   'floor',
   'sdk-memory',
   'sdk-sqlite',
   'taskhandle',
+  'taskhandle-grpc',
   'taskhandle-pg',
   'taskhandle-pg-2',
 ] as const;
@@ -23,6 +25,7 @@ export const SERVER_LABELS: Record<ServerKind, string> = {
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   'sdk-sqlite': '(b) SDK 1.3, DatabaseTaskStore (SQLite)',
   taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-grpc': '(c) taskhandle, SQLite, over gRPC',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
   'taskhandle-pg-2': '(c) taskhandle, PostgreSQL, 2 instances',
 };

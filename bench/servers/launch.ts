@@ -47,7 +47,7 @@ const TASKHANDLE_ENV = {
 export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<RunningServer> {
   const nodeArgs = o.nodeArgs ?? [];
   const extra = o.args ?? [];
-  if (kind === 'taskhandle' || isPostgres(kind)) {
+  if (kind === 'taskhandle' || kind === 'taskhandle-grpc' || isPostgres(kind)) {
     if (!existsSync(TASKHANDLE_MAIN)) throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build`);
   }
   switch (kind) {
@@ -64,9 +64,12 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
       const argv = [...nodeArgs, SDK_REFERENCE, '--store', 'sqlite', '--db', dbPath, ...extra];
       return spawnServer(kind, argv, { PORT: '0', ...o.env }, dbPath);
     }
-    case 'taskhandle': {
+    case 'taskhandle':
+    case 'taskhandle-grpc': {
       const dbPath = o.dbPath ?? freshDbPath(kind);
-      const env = { ...TASKHANDLE_ENV, DATABASE_URL: `sqlite:${dbPath}`, ...o.env };
+      // The gRPC kind is the same server with its gRPC port open; the load goes there (grpc-load.ts).
+      const grpc: Record<string, string> = kind === 'taskhandle-grpc' ? { GRPC_PORT: '0' } : {};
+      const env = { ...TASKHANDLE_ENV, ...grpc, DATABASE_URL: `sqlite:${dbPath}`, ...o.env };
       return spawnServer(kind, [...nodeArgs, TASKHANDLE_MAIN, 'serve', ...extra], env, dbPath);
     }
     case 'taskhandle-pg':

@@ -11,6 +11,8 @@ export interface RunningServer {
   urls: string[];
   /** The first instance's URL: setup calls (creating the tasks to poll) go there. */
   url: string;
+  /** The gRPC kind: where the load goes instead (`host:port`, from the listening line). */
+  grpcTarget?: string;
   /** Every server process. */
   pids: number[];
   /** The SQLite file, for the kinds that have one. */
@@ -40,6 +42,7 @@ export async function spawnServer(
   });
   const output = { stderr: '', stdout: [] as string[] };
   const url = await listeningUrl(proc, kind, output);
+  const grpcTarget = output.stdout.map((l) => /"grpc":\{"address":"([^"]+)"/.exec(l)?.[1]).find(Boolean);
   const pid = proc.pid ?? -1;
   let stopping = false;
   let crash: string | undefined;
@@ -52,6 +55,7 @@ export async function spawnServer(
     kind,
     urls: [url],
     url,
+    ...(grpcTarget ? { grpcTarget } : {}),
     pids: [pid],
     dbPath,
     rssBytes: () => rssBytes(pid),
