@@ -273,7 +273,7 @@ const rawGetTask = (target: string, md: Metadata, id = 'x') =>
 describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '3' } });
+    agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '4' } });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -308,10 +308,22 @@ describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
     expect(huge.code).toBe(GRPC.RESOURCE_EXHAUSTED);
   });
 
+  it('a request nesting deeper than MAX_JSON_DEPTH: INVALID_ARGUMENT, as a JSON body is refused', async () => {
+    let deep: Record<string, unknown> = { x: 1 };
+    for (let i = 0; i < 100; i++) deep = { a: deep };
+    const client = await grpcClient(agent);
+    const refused = await failure(
+      client.sendMessage(skillRequest('sleep', { seconds: 1 }, {}, { metadata: deep })),
+    );
+    expect(refused.status).toBe(GRPC.INVALID_ARGUMENT);
+    expect(refused.message).toMatch(/MAX_JSON_DEPTH/);
+  });
+
   it('over the rate: RESOURCE_EXHAUSTED, saying when to retry', async () => {
     const target = (await grpcInterface(agent))?.url as string;
     const errors: ServiceError[] = [];
-    for (let i = 0; i < 4; i++) errors.push(await rawGetTask(target, new Metadata()));
+    // Twice the burst, at once: whatever the earlier tests left in the bucket, some are refused.
+    for (let i = 0; i < 8; i++) errors.push(await rawGetTask(target, new Metadata()));
     const limited = errors.find((e) => e.code === GRPC.RESOURCE_EXHAUSTED);
     expect(limited?.details).toMatch(/retry after \d+ s/);
   });

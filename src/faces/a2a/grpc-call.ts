@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StreamResponse } from '@a2a-js/sdk';
-import { A2AError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/server';
 import type { Metadata, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -77,22 +77,36 @@ export async function admitCall(
  */
 export function grpcHandler(
   handler: A2ARequestHandler,
-  shutdown: AbortSignal,
-  logger: Logger,
+  o: { shutdown: AbortSignal; logger: Logger; maxJsonDepth: number },
 ): A2ARequestHandler {
+  const { shutdown, logger } = o;
+  // Decoded protobuf nests as deep as the JSON of the same request (a oneof's {$case, value} level
+  // where JSON-RPC has its envelope): MAX_JSON_DEPTH applies as it does to a JSON body.
+  const checked = (params: unknown) => {
+    if (nestsDeeper(params, o.maxJsonDepth))
+      throw new RequestMalformedError(
+        `The request nests deeper than ${o.maxJsonDepth} levels (MAX_JSON_DEPTH)`,
+      );
+  };
   const unary =
     <P, R>(method: (params: P, context: ServerCallContext) => Promise<R>) =>
     async (params: P, context: ServerCallContext): Promise<R> => {
       try {
+        checked(params);
         return await method.call(handler, params, context);
       } catch (err) {
         throw grpcError(err, logger);
       }
     };
-  const streamed = async function* (events: AsyncGenerator<StreamResponse>, context: ServerCallContext) {
+  const streamed = async function* (
+    params: unknown,
+    events: () => AsyncGenerator<StreamResponse>,
+    context: ServerCallContext,
+  ) {
     const { cursor } = callState(context);
     try {
-      for await (const event of events) yield withEventId(event, cursor.seq);
+      checked(params);
+      for await (const event of events()) yield withEventId(event, cursor.seq);
     } catch (err) {
       throw grpcError(err, logger);
     }
@@ -108,8 +122,9 @@ export function grpcHandler(
     getAgentCard: () => handler.getAgentCard(),
     getAuthenticatedExtendedAgentCard: unary(handler.getAuthenticatedExtendedAgentCard),
     sendMessage: unary(handler.sendMessage),
-    sendMessageStream: (params, context) => streamed(handler.sendMessageStream(params, context), context),
-    resubscribe: (params, context) => streamed(handler.resubscribe(params, context), context),
+    sendMessageStream: (params, context) =>
+      streamed(params, () => handler.sendMessageStream(params, context), context),
+    resubscribe: (params, context) => streamed(params, () => handler.resubscribe(params, context), context),
     getTask: unary(handler.getTask),
     listTasks: unary(handler.listTasks),
     cancelTask: unary(handler.cancelTask),
@@ -140,6 +155,15 @@ function withEventId(event: StreamResponse, seq: number | undefined): StreamResp
   return {
     payload: { ...payload, value: { ...payload.value, metadata: withId } } as StreamResponse['payload'],
   };
+}
+
+/** Whether objects and arrays nest deeper than `max` levels (strings and buffers are not walked). */
+function nestsDeeper(value: unknown, max: number, depth = 1): boolean {
+  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return false;
+  if (depth > max) return true;
+  for (const v of Array.isArray(value) ? value : Object.values(value))
+    if (nestsDeeper(v, max, depth + 1)) return true;
+  return false;
 }
 
 /** Metadata as the headers admission reads; binary (`-bin`) entries are not credentials and are left out. */

@@ -10,7 +10,7 @@ import { newCallContext } from './call-state.js';
 import { admitCall, type GrpcCaller, grpcHandler } from './grpc-call.js';
 
 export interface GrpcOptions
-  extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'keepAliveMs' | 'shutdown'> {
+  extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'maxJsonDepth' | 'keepAliveMs' | 'shutdown'> {
   handler: A2ARequestHandler;
   logger: Logger;
 }
@@ -46,7 +46,7 @@ export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSid
   server.addService(
     A2AService,
     grpcService({
-      requestHandler: grpcHandler(o.handler, o.shutdown, o.logger),
+      requestHandler: grpcHandler(o.handler, o),
       userBuilder: (call) => admitCall(call, o.admit, o.shutdown),
       contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
     }),
