@@ -59,6 +59,18 @@ describe('gRPC binding (the SDK client over the card’s GRPC interface)', () =>
     expect(grpc?.url).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
+  it('GET / points to the gRPC target too', async () => {
+    const home = (await (
+      await fetch(`${agent.url}/`, { headers: { Accept: 'application/json' } })
+    ).json()) as {
+      a2a: { grpc?: unknown };
+    };
+    expect(home.a2a.grpc).toEqual({
+      target: (await grpcInterface(agent))?.url,
+      service: 'lf.a2a.v1.A2AService',
+    });
+  });
+
   it('create (blocking) and poll: the same task and handle as over JSON-RPC', async () => {
     const done = asTask(await alice.sendMessage(skillRequest('export', { rows: 4, chunkRows: 2 })));
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);

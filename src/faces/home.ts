@@ -26,18 +26,23 @@ const WAYS_IN = {
 export function home(card: () => PublishedCard) {
   return (_req: Request, res: Response): void => {
     const { name, description, documentationUrl } = card().json as Record<string, string | undefined>;
-    const body = { name, description, ...WAYS_IN, docs: documentationUrl };
+    // The gRPC binding, when GRPC_PORT serves it: a `host:port` target of its own, as the card lists it.
+    const grpc = card().sdk.supportedInterfaces.find((i) => i.protocolBinding === 'GRPC')?.url;
+    const a2a = grpc
+      ? { ...WAYS_IN.a2a, grpc: { target: grpc, service: 'lf.a2a.v1.A2AService' } }
+      : WAYS_IN.a2a;
+    const body = { name, description, ...WAYS_IN, a2a, docs: documentationUrl };
     res.set('Cache-Control', 'no-cache');
     res.format({
       'application/json': () => res.json(body),
-      'text/html': () => res.type('html').send(page(body)),
+      'text/html': () => res.type('html').send(page(body, grpc)),
       // Any other Accept still gets the pointers (never a 406): as JSON.
       default: () => res.json(body),
     });
   };
 }
 
-function page(b: { name?: string; description?: string; docs?: string }): string {
+function page(b: { name?: string; description?: string; docs?: string }, grpc?: string): string {
   const link = (href: string, text: string) => `<li><a href="${html(href)}">${html(text)}</a></li>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
@@ -49,7 +54,9 @@ ${link(WAYS_IN.jobs, `Jobs (plain HTTP): ${WAYS_IN.jobs}`)}
 ${link(WAYS_IN.jobsOpenApi, 'Jobs API (OpenAPI)')}
 ${b.docs ? link(b.docs, 'Documentation') : ''}
 </ul><p>A2A: JSON-RPC is POST / (send A2A-Version: 1.0 for v1.0; none for v0.3); HTTP+JSON is under
-${html(REST_PATH)} (v1.0, with A2A-Version: 1.0) and ${html(REST_PATH)}/v1 (v0.3).</p></body></html>
+${html(REST_PATH)} (v1.0, with A2A-Version: 1.0) and ${html(REST_PATH)}/v1 (v0.3).${
+    grpc ? ` gRPC (v1.0) is at ${html(grpc)}.` : ''
+  }</p></body></html>
 `;
 }
 
