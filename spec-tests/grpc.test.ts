@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type StreamResponse, TaskPushNotificationConfig, TaskState } from '@a2a-js/sdk';
+import { SendMessageRequest, type StreamResponse, TaskPushNotificationConfig, TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { decodeErrorInfo, decodeStatus } from '@a2a-js/sdk/errors/grpc';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
@@ -169,6 +169,40 @@ describe('gRPC binding (the SDK client over the card’s GRPC interface)', () =>
     const task = asTask(await hurried.sendMessage(skillRequest('sleep', { seconds: 30 })));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     await alice.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+  });
+
+  it('an approver answers over gRPC and gets the receipt only; the owner sees the answer', async () => {
+    const owner = asTask(
+      await alice.sendMessage(
+        skillRequest(
+          'approval',
+          { action: 'Deploy', approver: 'globex/bob' },
+          { returnImmediately: true },
+          {
+            metadata: { secret: 'owner-only' },
+          },
+        ),
+      ),
+    );
+    await agent.waitForState(owner.id, 'TASK_STATE_INPUT_REQUIRED');
+    const bob = await grpcClient(agent, { credentials: agent.as('bob').credentials });
+    const answer = SendMessageRequest.fromJSON({
+      message: {
+        messageId: crypto.randomUUID(),
+        role: 'ROLE_USER',
+        taskId: owner.id,
+        parts: [{ text: 'approve' }],
+      },
+    });
+    const receipt = asTask(await bob.sendMessage(answer));
+    expect(receipt.id).toBe(owner.id);
+    expect(receipt.contextId).toBe('');
+    expect(receipt.history).toEqual([]);
+    expect(JSON.stringify(receipt)).not.toContain('owner-only');
+    const done = await agent.waitForState(owner.id, 'TASK_STATE_COMPLETED');
+    expect(JSON.stringify(done.status)).toContain('globex/bob');
+    // Before the wait and after it, the task does not exist for bob.
+    expect((await failure(get(bob, owner.id))).status).toBe(GRPC.NOT_FOUND);
   });
 
   describe('ownership: another principal gets exactly what a task that does not exist gets', () => {
