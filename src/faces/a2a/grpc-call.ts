@@ -5,7 +5,7 @@ import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/ser
 import type { Metadata, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { ownerKey } from '../../auth/principal.js';
-import type { Admission } from '../http/admission.js';
+import type { Admission, Caller } from '../http/admission.js';
 import { type CallState, callState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
@@ -37,7 +37,7 @@ export class GrpcCaller implements User {
  */
 export async function admitCall(
   call: GrpcCall,
-  admit: (req: { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } }) => Promise<Admission>,
+  admit: (req: Caller) => Promise<Admission>,
   shutdown: AbortSignal,
 ): Promise<GrpcCaller> {
   const headers = headersOf(call.metadata);
