@@ -166,6 +166,62 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     expect(body.error.code).toBe(-32002);
   });
 
+  // The v1.0 kit names every messageId tck-<test>-<run>: a blocking send of a test the fixture has no
+  // script for must come back settled, not wait out the send's bound on an open task.
+  it('an unknown tck- prefix completes at once, saying so; other ids open a task that stays working', async () => {
+    const messageId = `tck-no-such-test-${crypto.randomUUID()}`;
+    const { task } = await send(agent, userMessage('go', { messageId }));
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.status.message.parts).toEqual([{ text: `Unhandled messageId prefix: ${messageId}` }]);
+
+    const open = await send(agent, userMessage('go'), { returnImmediately: true });
+    await agent.waitForState(open.task.id, 'TASK_STATE_WORKING');
+    await agent.rpc('CancelTask', { id: open.task.id }, V1);
+  });
+
+  it('a part of a media type the card does not list is refused with ContentTypeNotSupported', async () => {
+    const refused = await agent.rpc(
+      'SendMessage',
+      {
+        message: {
+          messageId: `tck-complete-task-${crypto.randomUUID()}`,
+          role: 'ROLE_USER',
+          parts: [{ raw: 'dGNr', mediaType: 'application/x-unsupported-tck-type' }],
+        },
+      },
+      V1,
+    );
+    expect(refused.body.error.code).toBe(-32005);
+    expect(refused.body.error.message).toContain('text/plain, application/json');
+    const before = (await agent.rpc('ListTasks', {}, V1)).body.result.totalSize;
+    // Listed types (parameters and case aside), and parts that name no media type, are taken.
+    const taken = await send(agent, {
+      messageId: `tck-complete-task-${crypto.randomUUID()}`,
+      role: 'ROLE_USER',
+      parts: [{ text: 'hi', mediaType: 'Text/Plain; charset=utf-8' }, { data: { a: 1 } }],
+    });
+    expect(taken.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect((await agent.rpc('ListTasks', {}, V1)).body.result.totalSize).toBe(before + 1);
+    // The same rule for a follow-up message to a task, and over HTTP+JSON (v1.0 maps it to 400).
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    const rest = await fetch(`${agent.url}/rest/message:send`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...agent.credentials },
+      body: JSON.stringify({
+        message: {
+          messageId: crypto.randomUUID(),
+          taskId: task.id,
+          role: 'ROLE_USER',
+          parts: [{ url: 'https://example.com/a.png', mediaType: 'image/png' }],
+        },
+      }),
+    });
+    expect(rest.status).toBeGreaterThanOrEqual(400);
+    expect(rest.status).toBeLessThan(500);
+    expect(JSON.stringify(await rest.json())).toContain('image/png');
+    expect((await getTask(agent, task.id)).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+  });
+
   it('a chunked artifact streams as appends, the last one marked', async () => {
     const stream = await rpcStream(
       agent,

@@ -120,10 +120,11 @@ describe('SSE streams', () => {
     const task = body.result.task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
 
+    // Refused before any stream opens: a plain JSON-RPC error, as for any other request.
     const refused = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
-    const errors = await refused.rest();
-    expect(errors).toHaveLength(1);
-    expect(errors[0]?.data.error.code).toBe(-32004);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+    await refused.rest();
+    expect(JSON.parse(refused.raw()).error.code).toBe(-32004);
 
     const replay = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, lastEventId: '2' });
     const events = await replay.rest();
@@ -143,22 +144,31 @@ describe('SSE streams', () => {
     expect(await tail.rest()).toEqual([]);
   });
 
-  it('a streaming call that fails before it starts answers one SSE error event', async () => {
+  it('a v1.0 streaming call that fails before it starts answers a plain JSON-RPC error', async () => {
     const stream = await rpcStream(
       agent,
       'SendStreamingMessage',
       { message: skillMessage('teleport', {}) },
       { ...V1, id: 'e1' },
     );
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await stream.rest()).toEqual([]);
+    const body = JSON.parse(stream.raw());
+    expect([body.id, body.error?.code]).toEqual(['e1', -32602]);
+  });
+
+  it('a v0.3 streaming call that fails before it starts answers one SSE error event', async () => {
+    const stream = await rpcStream(agent, 'tasks/resubscribe', { id: 'no-such-task' }, { id: 'e2' });
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = await stream.rest();
-    expect(events.map((e) => [e.data.id, e.data.error?.code])).toEqual([['e1', -32602]]);
+    expect(events.map((e) => [e.data.id, e.data.error?.code])).toEqual([['e2', -32001]]);
   });
 
   it('SubscribeToTask on an unknown task answers TaskNotFound', async () => {
     const stream = await rpcStream(agent, 'SubscribeToTask', { id: 'no-such-task' }, V1);
-    const events = await stream.rest();
-    expect(events.map((e) => e.data.error?.code)).toEqual([-32001]);
+    await stream.rest();
+    expect(JSON.parse(stream.raw()).error.code).toBe(-32001);
   });
 
   it('a stream ends with CANCELED when its task is canceled', async () => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../config.js';
 import type { AnySkill } from '../../engine/skill.js';
 import { HANDLE_EXTENSION_CARD_ENTRY } from './handle-extension.js';
+import { requestedVersion } from './version.js';
 
 /** The parts of agent-card.json an operator edits; URLs, skills and capabilities are filled in at start. */
 const Template = z.looseObject({
@@ -19,11 +20,21 @@ const Template = z.looseObject({
   defaultOutputModes: z.array(z.string()).min(1),
 });
 
-export interface PublishedCard {
-  /** The card as served: v1.0 JSON plus the fields v0.3 clients read. */
-  json: Record<string, unknown>;
+/** One card as served: its JSON text and the validator that names it. */
+export interface CardBody {
   body: string;
   etag: string;
+}
+
+export interface PublishedCard {
+  /** The v1.0 card, exactly the v1.0 schema's fields. */
+  json: Record<string, unknown>;
+  /** What a v1.0 client gets (one that sends `A2A-Version: 1.0`). */
+  v1: CardBody;
+  /** What a v0.3 client gets: the v1.0 card plus the v0.3 top-level fields it reads. */
+  v03: CardBody;
+  /** When this card was published (the Last-Modified of both bodies). */
+  published: Date;
   /** The v1.0 card as SDK object, for the SDK's transports. */
   sdk: AgentCard;
   /** What authenticated callers get from GetExtendedAgentCard: every skill; undefined when anonymous. */
@@ -116,9 +127,9 @@ export function publishCard(
     skills: skills.filter((s) => !security.extendedSkills.has(s.id)).map(skillEntry),
     ...securityOf(security),
   };
-  const json = {
+  const legacy = {
     ...v1,
-    // What v0.3 clients read (ignored by v1.0 clients).
+    // What v0.3 clients read; the v1.0 schema allows none of them at the top level.
     protocolVersion: '0.3.0',
     url: jsonrpcUrl,
     preferredTransport: 'JSONRPC',
@@ -128,10 +139,22 @@ export function publishCard(
       { url: restUrl, transport: 'HTTP+JSON' },
     ],
   };
-  const body = JSON.stringify(json);
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   const extended = authenticated ? AgentCard.fromJSON({ ...v1, skills: skills.map(skillEntry) }) : undefined;
-  return { json, body, etag, sdk: AgentCard.fromJSON(v1), extended };
+  // Whole seconds: Last-Modified and If-Modified-Since have no finer resolution.
+  const published = new Date(Math.floor(Date.now() / 1000) * 1000);
+  return {
+    json: v1,
+    v1: cardBody(v1),
+    v03: cardBody(legacy),
+    published,
+    sdk: AgentCard.fromJSON(v1),
+    extended,
+  };
+}
+
+function cardBody(card: Record<string, unknown>): CardBody {
+  const body = JSON.stringify(card);
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
 const skillEntry = (s: AnySkill) => ({
@@ -142,16 +165,27 @@ const skillEntry = (s: AnySkill) => ({
   examples: s.examples ?? [],
 });
 
-/** Serves the card with an ETag (304 on a match) and a short public cache lifetime. */
+/**
+ * Serves the card for the protocol version the request names (spec 3.6: the `A2A-Version` header
+ * or request parameter): `1.0` gets the v1.0 card; `0.3`, or no version at all (spec 3.6.2: an
+ * empty version is 0.3, and v0.3 clients send none), gets the v0.3 card, which is the v1.0 card
+ * plus the v0.3 top-level fields (v1.0 clients ignore them: "SHOULD ignore unrecognized fields").
+ * A version this agent does not speak also gets that card: it lists the versions it does speak.
+ * Conditional requests: If-None-Match (ETag), else If-Modified-Since, answer 304.
+ */
 export function serveCard(card: () => PublishedCard) {
   return (req: IncomingMessage, res: ServerResponse): void => {
-    const { body, etag } = card();
+    const published = card();
+    const asked = requestedVersion(req);
+    const { body, etag } = asked.ok && asked.version === '1.0' ? published.v1 : published.v03;
     const headers = {
       ETag: etag,
+      'Last-Modified': published.published.toUTCString(),
       'Cache-Control': 'public, max-age=300',
+      Vary: 'A2A-Version',
       'Access-Control-Allow-Origin': '*',
     };
-    if (req.headers['if-none-match'] === etag) {
+    if (notModified(req, etag, published.published)) {
       res.writeHead(304, headers).end();
       return;
     }
@@ -162,4 +196,12 @@ export function serveCard(card: () => PublishedCard) {
     });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
+}
+
+/** RFC 9110 13.1: If-None-Match decides when present; If-Modified-Since only without it. */
+function notModified(req: IncomingMessage, etag: string, published: Date): boolean {
+  const match = req.headers['if-none-match'];
+  if (match !== undefined) return match.split(',').some((t) => t.trim() === etag || t.trim() === '*');
+  const since = Date.parse(req.headers['if-modified-since'] ?? '');
+  return !Number.isNaN(since) && published.getTime() <= since;
 }

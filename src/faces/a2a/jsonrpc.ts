@@ -41,8 +41,8 @@ const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/s
 /**
  * JSON-RPC 2.0 over HTTP POST, both protocol versions, on plain node:http (no framework on this hot
  * path). `A2A-Version: 1.0` selects v1.0; no header (or `0.3`) selects v0.3, as the spec says.
- * Errors are JSON-RPC error objects with HTTP 200; a streaming method answers with SSE, even its
- * errors, so that a streaming client always reads one kind of response.
+ * Errors are JSON-RPC error objects with HTTP 200. A streaming method answers with SSE once it has a
+ * first event; before that, v1.0 answers its error as plain JSON-RPC, v0.3 as an SSE error event.
  */
 export function jsonRpcEndpoint(
   o: JsonRpcOptions,
@@ -114,21 +114,42 @@ export function jsonRpcEndpoint(
         o.logger.error({ error: response.error, method: envelope.method }, 'internal error');
       return sendJson(res, status, response);
     }
+    const streamError = (err: unknown): JsonRpcResponse => {
+      const error = ownWords(errorMappers[call.version](err), envelope.method, o.logger);
+      if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
+        o.logger.error({ err, method: envelope.method }, 'stream failed');
+      return { jsonrpc: '2.0', id: envelope.id, error };
+    };
+    // v1.0: a stream that fails before its first event (an unknown or terminal task, a refused
+    // message) is answered as a plain JSON-RPC error, as a client expects of a request that never
+    // became a stream; v0.3 clients read every answer to a streaming method as SSE.
+    let events = outcome;
+    if (call.version === '1.0') {
+      try {
+        events = resumed(await outcome.next(), outcome);
+      } catch (err) {
+        return sendJson(res, 200, streamError(err));
+      }
+    }
     const sse = new SseWriter(res, o.keepAliveMs);
     try {
-      for await (const event of outcome) {
+      for await (const event of events) {
         if (call.version === '0.3') finalizeLegacyEvent(event.result, state.cursor);
         if (!sse.send(event, state.cursor.seq)) break;
       }
     } catch (err) {
-      const error = ownWords(errorMappers[call.version](err), envelope.method, o.logger);
-      if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
-        o.logger.error({ err, method: envelope.method }, 'stream failed');
-      sse.send({ jsonrpc: '2.0', id: envelope.id, error });
+      sse.send(streamError(err));
     } finally {
       sse.end();
     }
   };
+}
+
+/** A stream whose first step was already taken: that step's event, then the rest. */
+async function* resumed<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
 }
 
 /**

@@ -31,6 +31,7 @@ import type { SecretBox } from '../../push/secret-box.js';
 import type { Audit } from '../audit.js';
 import { callState } from './call-state.js';
 import { type Transport, toProtocolError } from './errors.js';
+import { checkInputModes } from './input-modes.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { skillCallOf } from './skill-call.js';
@@ -256,12 +257,14 @@ export class EngineRequestHandler implements A2ARequestHandler {
     const push = this.#inlinePush(params, version);
     const policy = policyOf(principal);
     if (message.taskId) {
+      checkInputModes(this.#options.card(), undefined, message);
       const answered = await this.#engine.answer({ owner, taskId: message.taskId, message, push, policy });
       return answered.grant === 'approver'
         ? { kind: 'answered', receipt: answered.receipt }
         : { kind: 'task', view: answered.view, created: false };
     }
     const call = skillCallOf(message, this.#engine.skills);
+    checkInputModes(this.#options.card(), call.skill, message);
     const reply = this.#engine.skills.use(call.skill, policy).directReply?.(message);
     if (reply) return { kind: 'message', message: reply };
     const { view, created } = await this.#engine.submit({
