@@ -115,6 +115,25 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     });
   });
 
+  // The kit sends GetTask params by their proto names (`history_length`), which protobuf JSON allows.
+  it('GetTask history_length (the proto name) limits the history as historyLength does', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    await send(agent, userMessage('more', { taskId: task.id }));
+    for (const [name, n] of [
+      ['history_length', 1],
+      ['history_length', 2],
+      ['historyLength', 1],
+    ] as const) {
+      // Twice: the second answer comes from the poll cache.
+      for (const _ of [1, 2]) {
+        const { body } = await agent.rpc('GetTask', { id: task.id, [name]: n }, V1);
+        expect(body.result.history.map((m: { parts: { text: string }[] }) => m.parts[0]?.text)).toEqual(
+          ['Please provide more input', 'more'].slice(-n),
+        );
+      }
+    }
+  });
+
   it('an input-required task can be canceled', async () => {
     const { task } = await send(agent, fixtureMessage('tck-input-required'));
     const { body } = await agent.rpc('CancelTask', { id: task.id }, V1);

@@ -223,10 +223,11 @@ async function pollFastPath(
   principal: Principal,
   params: unknown,
 ): Promise<string | undefined> {
-  const p = params as { id?: unknown; historyLength?: unknown; tenant?: unknown };
+  const p = params as { id?: unknown; historyLength?: unknown; history_length?: unknown; tenant?: unknown };
   if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim() || p.tenant)
     return undefined;
-  const h = p.historyLength;
+  // Protobuf JSON names a field by its JSON name or its proto name, as the SDK's decoder reads it.
+  const h = p.historyLength ?? p.history_length;
   if (h !== undefined && h !== null && !(Number.isInteger(h) && (h as number) >= 0)) return undefined;
   try {
     return await o.tasks.get(ownerKey(principal), p.id, (h ?? undefined) as number | undefined);
