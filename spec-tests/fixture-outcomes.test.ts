@@ -134,6 +134,23 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
     }
   });
 
+  it('follow-ups keyed tck-input-required keep the task asking; another message completes it', async () => {
+    const { task } = await send(agent, fixtureMessage('tck-input-required'));
+    for (const text of ['first', 'second']) {
+      const asked = await send(agent, { ...fixtureMessage('tck-input-required', text), taskId: task.id });
+      expect(asked.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    }
+    const done = await send(agent, userMessage('done', { taskId: task.id }));
+    expect(done.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const users = done.task.history.filter((m: { role: string }) => m.role === 'ROLE_USER');
+    expect(users.map((m: { parts: { text: string }[] }) => m.parts[0]?.text)).toEqual([
+      'go',
+      'first',
+      'second',
+      'done',
+    ]);
+  });
+
   it('an input-required task can be canceled', async () => {
     const { task } = await send(agent, fixtureMessage('tck-input-required'));
     const { body } = await agent.rpc('CancelTask', { id: task.id }, V1);
