@@ -165,6 +165,26 @@ describe('SSE streams', () => {
     expect(events.map((e) => [e.data.id, e.data.error?.code])).toEqual([['e2', -32001]]);
   });
 
+  // A v1.0 stream holds its answer back until its first event, to answer a refusal as plain JSON: a
+  // resume of a quiet task has no event to send, so its SSE must open once the task is found.
+  it('a v1.0 resume of a quiet task opens its stream at once and follows the task', async () => {
+    // Waiting for its requester's decision, the task writes nothing.
+    const task = await startTask(agent, skillMessage('approval', { action: 'Resume a quiet stream' }));
+    await agent.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
+    const first = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const lastEventId = (await first.next())?.id;
+    first.close();
+    const resumed = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, lastEventId });
+    expect(resumed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+    const events = await resumed.rest();
+    expect(result(events.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+    const unknown = await rpcStream(agent, 'SubscribeToTask', { id: 'no-such-task' }, { ...V1, lastEventId });
+    expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
+    await unknown.rest();
+    expect(JSON.parse(unknown.raw()).error.code).toBe(-32001);
+  });
+
   it('SubscribeToTask on an unknown task answers TaskNotFound', async () => {
     const stream = await rpcStream(agent, 'SubscribeToTask', { id: 'no-such-task' }, V1);
     await stream.rest();

@@ -198,10 +198,17 @@ export function serveCard(card: () => PublishedCard) {
   };
 }
 
-/** RFC 9110 13.1: If-None-Match decides when present; If-Modified-Since only without it. */
+/**
+ * RFC 9110 13.1: If-None-Match decides when present (compared weakly: `W/"x"` matches `"x"`);
+ * If-Modified-Since only without it.
+ */
 function notModified(req: IncomingMessage, etag: string, published: Date): boolean {
   const match = req.headers['if-none-match'];
-  if (match !== undefined) return match.split(',').some((t) => t.trim() === etag || t.trim() === '*');
+  if (match !== undefined)
+    return match.split(',').some((t) => {
+      const tag = t.trim().replace(/^W\//, '');
+      return tag === etag || tag === '*';
+    });
   const since = Date.parse(req.headers['if-modified-since'] ?? '');
   return !Number.isNaN(since) && published.getTime() <= since;
 }

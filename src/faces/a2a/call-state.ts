@@ -90,6 +90,12 @@ export interface StreamCursor {
    * SDK's v0.3 translation marks only terminal states, so the writer completes it.
    */
   closing?: boolean;
+  /**
+   * Set by a face that holds its answer back until the stream's first event (v1.0 JSON-RPC, to answer
+   * a refusal as plain JSON): called once the stream is known to be served before that event comes,
+   * as a resume from Last-Event-ID may wait long for it.
+   */
+  opened?: () => void;
 }
 
 /**

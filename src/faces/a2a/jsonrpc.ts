@@ -41,8 +41,9 @@ const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/s
 /**
  * JSON-RPC 2.0 over HTTP POST, both protocol versions, on plain node:http (no framework on this hot
  * path). `A2A-Version: 1.0` selects v1.0; no header (or `0.3`) selects v0.3, as the spec says.
- * Errors are JSON-RPC error objects with HTTP 200. A streaming method answers with SSE once it has a
- * first event; before that, v1.0 answers its error as plain JSON-RPC, v0.3 as an SSE error event.
+ * Errors are JSON-RPC error objects with HTTP 200. A v1.0 streaming method answers with SSE once it
+ * has a first event (or, resuming, once its task is found); a refusal before that is plain JSON-RPC.
+ * v0.3 answers every error of a streaming method as an SSE error event.
  */
 export function jsonRpcEndpoint(
   o: JsonRpcOptions,
@@ -125,11 +126,16 @@ export function jsonRpcEndpoint(
     // became a stream; v0.3 clients read every answer to a streaming method as SSE.
     let events = outcome;
     if (call.version === '1.0') {
+      const first = outcome.next();
+      const opened = new Promise<void>((resolve) => {
+        state.cursor.opened = resolve;
+      });
       try {
-        events = resumed(await outcome.next(), outcome);
+        await Promise.race([first, opened]);
       } catch (err) {
         return sendJson(res, 200, streamError(err));
       }
+      events = resumed(first, outcome);
     }
     const sse = new SseWriter(res, o.keepAliveMs);
     try {
@@ -145,10 +151,11 @@ export function jsonRpcEndpoint(
   };
 }
 
-/** A stream whose first step was already taken: that step's event, then the rest. */
-async function* resumed<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
-  if (first.done) return;
-  yield first.value;
+/** A stream whose first step was already asked for: that step's event, then the rest. */
+async function* resumed<T>(first: Promise<IteratorResult<T>>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  const step = await first;
+  if (step.done) return;
+  yield step.value;
   yield* rest;
 }
 

@@ -311,6 +311,11 @@ export class EngineRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
     const { owner } = state;
+    if (state.lastEventId !== undefined) {
+      // A resume yields nothing until the task's next event: say at once that the stream stands.
+      await this.#guard(() => this.#engine.record(owner, id));
+      state.cursor.opened?.();
+    }
     const items = this.#engine.stream(owner, id, {
       afterSeq: state.lastEventId,
       requireActive: requireActive && state.lastEventId === undefined,
