@@ -209,9 +209,12 @@ describe.skipIf(noBrowser !== undefined)('the approvals inbox in a real browser 
       // The whole id is shown (wrapped, not cut), inside the screen.
       const shown = item.locator('.task-id');
       expect(await shown.textContent()).toBe(id);
-      const box = await shown.boundingBox();
-      expect(box?.x).toBeGreaterThanOrEqual(0);
-      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(clientWidth);
+      // The list may be drawn again meanwhile (it refreshes on status events): judged on a laid-out box.
+      const inside = async () => {
+        const box = await shown.boundingBox();
+        return box === null ? 'not laid out' : box.x >= 0 && box.x + box.width <= clientWidth;
+      };
+      await expect.poll(inside, ROUND_TRIP).toBe(true);
       expect(await item.getByRole('heading').textContent()).toContain(id);
       // The text-protocol hint is for A2A callers: the page has buttons.
       expect(await item.textContent()).not.toMatch(/answer "approve"/i);
