@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Principal } from '../../auth/principal.js';
+import { ownerKey, type Principal, policyOf } from '../../auth/principal.js';
 import type { CallerPolicy } from '../../engine/grant.js';
 import type { RequestId } from './jsonrpc.js';
 import type { McpOptions } from './options.js';
@@ -18,6 +18,15 @@ export interface Call {
   method: string;
   params: Record<string, unknown>;
 }
+
+/** The call of an admitted request: the principal's owner key and policy derived once, here. */
+export const callOf = (
+  o: McpOptions,
+  req: Request,
+  res: Response,
+  principal: Principal,
+  request: Pick<Call, 'revision' | 'id' | 'method' | 'params'>,
+): Call => ({ o, req, res, principal, owner: ownerKey(principal), policy: policyOf(principal), ...request });
 
 /** A handler's answer: a result to send as JSON, or STREAMED when it wrote its own (SSE) response. */
 export const STREAMED = Symbol('streamed');

@@ -1,8 +1,7 @@
 import type { RequestHandler } from 'express';
-import { ownerKey, policyOf } from '../../auth/principal.js';
 import { isEngineError } from '../../engine/errors.js';
 import { admitted } from './admit.js';
-import type { Call } from './call.js';
+import { callOf } from './call.js';
 import { follow, parseEventId } from './follow.js';
 import { CODE, engineRefusal, replyError } from './jsonrpc.js';
 import type { McpOptions } from './options.js';
@@ -34,18 +33,12 @@ export const resumeStream =
         .json(replyError(f.id, CODE.invalidRequest, 'This stream has ended with its answer'));
       return;
     }
-    const call: Call = {
-      o,
-      req,
-      res,
-      principal,
-      owner: ownerKey(principal),
-      policy: policyOf(principal),
+    const call = callOf(o, req, res, principal, {
       revision: { kind: 'handshake' },
       id: f.id,
       method: f.method,
       params: {},
-    };
+    });
     try {
       await follow(call, f.taskId, {
         progressToken: f.progressToken,

@@ -1,9 +1,9 @@
 import express from 'express';
-import { ownerKey, type Principal, policyOf } from '../../auth/principal.js';
+import { ownerKey, type Principal } from '../../auth/principal.js';
 import { isEngineError } from '../../engine/errors.js';
 import { InFlightKeys } from '../jobs/idempotency.js';
 import { admitted } from './admit.js';
-import { type Answer, type Call, STREAMED } from './call.js';
+import { type Answer, type Call, callOf, STREAMED } from './call.js';
 import { parseElicitationId } from './follow.js';
 import { checkHeaders } from './headers.js';
 import { ElicitResult, pendingInput } from './input-request.js';
@@ -93,18 +93,7 @@ export function mcpRouter(o: McpOptions): express.Router {
           revision.kind === 'stateless' ? 404 : 200,
         );
       }
-      const call: Call = {
-        o,
-        req,
-        res,
-        principal,
-        owner: ownerKey(principal),
-        policy: policyOf(principal),
-        revision,
-        id,
-        method,
-        params,
-      };
+      const call = callOf(o, req, res, principal, { revision, id, method, params });
       const result = await handler(call);
       if (result === STREAMED) return;
       const meta =
