@@ -1,3 +1,4 @@
+import { SendMessageRequest } from '@a2a-js/sdk';
 import type { Agent } from './harness.js';
 import { openSse, type SseStream } from './sse.js';
 
@@ -19,6 +20,14 @@ export function skillMessage(
     ...extra,
   };
 }
+
+/** A v1.0 send request for a skill, decoded by the SDK's own codec (for the SDK's clients). */
+export const skillRequest = (
+  skill: string,
+  input: Record<string, unknown>,
+  configuration: Record<string, unknown> = {},
+  message: Record<string, unknown> = {},
+) => SendMessageRequest.fromJSON({ message: skillMessage(skill, input, message), configuration });
 
 /** A v0.3 user message (kind-tagged parts, lower-case role). */
 export function legacyMessage(parts: unknown[], extra: Record<string, unknown> = {}) {

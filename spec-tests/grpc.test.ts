@@ -10,8 +10,8 @@ import { decodeErrorInfo, decodeStatus } from '@a2a-js/sdk/errors/grpc';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { credentials, Metadata, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { artifactText, csvLines, HANDLE } from './a2a.js';
-import { asTask, drain, eventIdOf, failure, GRPC, grpcClient, grpcInterface, skillRequest } from './grpc.js';
+import { artifactText, csvLines, HANDLE, skillRequest } from './a2a.js';
+import { asTask, drain, eventIdOf, failure, GRPC, grpcClient, grpcInterface } from './grpc.js';
 import { type Agent, launch, serveExpectingExit, tempDbPath } from './harness.js';
 
 const GRPC_ON = { GRPC_PORT: '0' };

@@ -1,4 +1,4 @@
-import { SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { StreamResponse, Task } from '@a2a-js/sdk';
 import {
   type Client,
   ClientFactory,
@@ -55,23 +55,6 @@ export async function grpcInterface(agent: Agent) {
   const card = await new DefaultAgentCardResolver().resolve(agent.url);
   return card.supportedInterfaces.find((i) => i.protocolBinding === 'GRPC');
 }
-
-/** A v1.0 send request for a skill, decoded by the SDK's own codec. */
-export const skillRequest = (
-  skill: string,
-  input: Record<string, unknown>,
-  configuration: Record<string, unknown> = {},
-  message: Record<string, unknown> = {},
-) =>
-  SendMessageRequest.fromJSON({
-    message: {
-      messageId: crypto.randomUUID(),
-      role: 'ROLE_USER',
-      parts: [{ data: { skill, input } }],
-      ...message,
-    },
-    configuration,
-  });
 
 export const asTask = (result: unknown): Task => {
   expect(result).toHaveProperty('status');

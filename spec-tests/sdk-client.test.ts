@@ -1,4 +1,4 @@
-import { type AgentCard, SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import { type AgentCard, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import {
   type Client,
   ClientFactory,
@@ -9,23 +9,8 @@ import {
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactText, csvLines, HANDLE } from './a2a.js';
+import { artifactText, csvLines, HANDLE, skillRequest } from './a2a.js';
 import { type Agent, launch } from './harness.js';
-
-/** A send request in v1.0 JSON, decoded by the SDK's own codec. */
-const request = (
-  skill: string,
-  input: Record<string, unknown>,
-  configuration: Record<string, unknown> = {},
-) =>
-  SendMessageRequest.fromJSON({
-    message: {
-      messageId: crypto.randomUUID(),
-      role: 'ROLE_USER',
-      parts: [{ data: { skill, input } }],
-    },
-    configuration,
-  });
 
 const asTask = (result: unknown): Task => {
   expect(result).toHaveProperty('status');
@@ -50,7 +35,7 @@ function clientFlows(name: string, makeClient: () => Promise<Client>) {
     });
 
     it('sendMessage (blocking) returns the completed export with its artifact', async () => {
-      const task = asTask(await client.sendMessage(request('export', { rows: 5, chunkRows: 2 })));
+      const task = asTask(await client.sendMessage(skillRequest('export', { rows: 5, chunkRows: 2 })));
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       const artifact = task.artifacts[0];
       expect(artifact?.name).toBe('export.csv');
@@ -63,7 +48,7 @@ function clientFlows(name: string, makeClient: () => Promise<Client>) {
 
     it('sendMessage (returnImmediately), getTask, cancelTask', async () => {
       const started = asTask(
-        await client.sendMessage(request('sleep', { seconds: 30 }, { returnImmediately: true })),
+        await client.sendMessage(skillRequest('sleep', { seconds: 30 }, { returnImmediately: true })),
       );
       expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(started.status?.state);
       const got = await client.getTask({ tenant: '', id: started.id, historyLength: 1 });
@@ -81,7 +66,7 @@ function clientFlows(name: string, makeClient: () => Promise<Client>) {
 
     it('sendMessageStream yields the task, then updates, ending completed', async () => {
       const events: StreamResponse[] = [];
-      for await (const e of client.sendMessageStream(request('export', { rows: 3, chunkRows: 1 })))
+      for await (const e of client.sendMessageStream(skillRequest('export', { rows: 3, chunkRows: 1 })))
         events.push(e);
       expect(events[0]?.payload?.$case).toBe('task');
       const last = events.at(-1)?.payload;
@@ -96,7 +81,7 @@ function clientFlows(name: string, makeClient: () => Promise<Client>) {
     it('resubscribeTask follows a running task to its end', async () => {
       const started = asTask(
         await client.sendMessage(
-          request('export', { rows: 3, chunkRows: 1, delayMs: 150 }, { returnImmediately: true }),
+          skillRequest('export', { rows: 3, chunkRows: 1, delayMs: 150 }, { returnImmediately: true }),
         ),
       );
       const events: StreamResponse[] = [];
@@ -110,7 +95,7 @@ function clientFlows(name: string, makeClient: () => Promise<Client>) {
     it('listTasks pages through the tasks of a context', async () => {
       const contextId = crypto.randomUUID();
       for (let i = 0; i < 3; i++) {
-        const r = request('export', { rows: 1 });
+        const r = skillRequest('export', { rows: 1 });
         if (r.message) r.message.contextId = contextId;
         await client.sendMessage(r);
       }
@@ -214,12 +199,12 @@ describe("the SDK's ClientFactory against the real server", () => {
 
         it('sendMessage (blocking), getTask, cancelTask', async () => {
           const done = asTask(
-            await client.sendMessage(request('export', { rows: 2 }, { returnImmediately: false })),
+            await client.sendMessage(skillRequest('export', { rows: 2 }, { returnImmediately: false })),
           );
           expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
           expect(done.artifacts).toHaveLength(1);
           const started = asTask(
-            await client.sendMessage(request('sleep', { seconds: 30 }, { returnImmediately: true })),
+            await client.sendMessage(skillRequest('sleep', { seconds: 30 }, { returnImmediately: true })),
           );
           expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(
             started.status?.state,
@@ -232,7 +217,7 @@ describe("the SDK's ClientFactory against the real server", () => {
 
         it('sendMessageStream ends completed', async () => {
           const events: StreamResponse[] = [];
-          for await (const e of client.sendMessageStream(request('export', { rows: 2, chunkRows: 1 })))
+          for await (const e of client.sendMessageStream(skillRequest('export', { rows: 2, chunkRows: 1 })))
             events.push(e);
           expect(events[0]?.payload?.$case).toBe('task');
           const last = events.at(-1)?.payload;

@@ -1,16 +1,6 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../spec-tests/cli-run.js';
 import { postgresUrl, whyNoPostgres } from '../spec-tests/postgres.js';
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 const serverUp = (await whyNoPostgres(new URL('/postgres', postgresUrl).href)) === undefined;
 
