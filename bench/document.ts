@@ -10,6 +10,7 @@ import type { Options, Scenario } from './options.js';
 import { postgresNotes } from './postgres-notes.js';
 import { commandOf, fromLine, runsOf, runsTable } from './provenance.js';
 import {
+  e2eTable,
   fanoutTable,
   loadTable,
   mcpTable,
@@ -21,6 +22,7 @@ import {
   targetsTable,
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
+import { COLLECT_INTERVAL_MS, PGBOSS_BATCH, PGBOSS_WORKERS } from './scenarios/e2e.js';
 import { PUSH_GRACE_MS } from './scenarios/push.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
 
@@ -158,6 +160,10 @@ Seeding: ${r.stores.map((s) => `${s.kind} ${s.tasks.toLocaleString('en')} tasks 
 
 ${from('push')}${pushTable(r)}
 ${pushNotes(r)}
+## End to end: jobs created, run and collected, beside pg-boss
+
+${from('e2e')}${e2eTable(r)}
+${e2eMethod(r)}
 ## Large artifact (issue 13)
 
 ${from('artifact')}${artifactTargetsTable(r)}
@@ -204,6 +210,22 @@ function fanoutNotes(r: Results): string {
   for (const k of SERVER_KINDS)
     for (const f of r.fanout[k] ?? []) if (f.error) notes.push(`- ${SERVER_LABELS[k]}: ${f.error}`);
   return notes.length ? `\nStreams that failed to open:\n${[...new Set(notes)].join('\n')}\n` : '';
+}
+
+/** How the end-to-end rows were measured (results saved before the scenario existed have no settings). */
+function e2eMethod(r: Results): string {
+  const o = runOf(r, 'e2e')?.options ?? r.options;
+  if (o.e2eJobs === undefined) return '';
+  return `
+${o.e2eJobs.toLocaleString('en')} jobs per server and round, ${o.e2eInFlight} in flight (a closed loop: each of
+${o.e2eInFlight} workers creates a job, reads it every ${COLLECT_INTERVAL_MS} ms until it is completed, then creates the next). Over
+A2A the job is a non-blocking \`SendMessage\` of \`{"skill":"export","input":{"rows":1}}\` (it completes at once;
+the SDK reference completes it without work) read with \`GetTask\`; on pg-boss it is \`send()\` read with
+\`getJobById()\`, from this process, while a worker process runs ${PGBOSS_WORKERS} \`work()\` loops that fetch up to
+${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s) and complete them at once; pg-boss's
+\`send\` CPU is this process's, not in its "server CPU". Every PostgreSQL row uses a fresh schema of the same
+database. The time is from the create's start to the read that saw the job completed.
+`;
 }
 
 /** The push bullet of "How it was measured" (results saved before push existed have no push settings). */

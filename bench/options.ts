@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
 
-export const SCENARIOS = ['create', 'poll', 'mcp', 'fanout', 'retained', 'push', 'artifact'] as const;
+export const SCENARIOS = ['create', 'poll', 'mcp', 'fanout', 'retained', 'push', 'e2e', 'artifact'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {
@@ -33,6 +33,9 @@ export interface Options {
   serverPushConcurrency: number;
   /** Push: stop waiting for notifications this long after the first create. */
   pushTimeoutS: number;
+  /** End to end: jobs that complete at once, created and collected `e2eInFlight` at a time. */
+  e2eJobs: number;
+  e2eInFlight: number;
   /** Large artifact: rows of the export (CSV, about 86 bytes a row) and rows per chunk. */
   artifactRows: number;
   artifactChunkRows: number;
@@ -59,6 +62,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --push-tasks N        push: tasks completing at once, one webhook each (default 5000)
   --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
   --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
+  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000)
   --artifact-rows N     artifact: rows of the large export (default 12500000: a 1.00 GiB CSV file)
   --no-profile          skip the CPU profiles of taskhandle
   --postgres URL|off    PostgreSQL for the taskhandle-pg kinds, a fresh schema per server
@@ -86,6 +90,7 @@ export function parseOptions(argv: string[]): Options {
       'push-tasks': { type: 'string' },
       'push-concurrency': { type: 'string' },
       'push-timeout': { type: 'string' },
+      'e2e-jobs': { type: 'string' },
       'artifact-rows': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
       postgres: { type: 'string' },
@@ -133,6 +138,8 @@ export function parseOptions(argv: string[]): Options {
     pushConcurrency: 32,
     serverPushConcurrency: num(values['push-concurrency'], 32, 'push-concurrency'),
     pushTimeoutS: num(values['push-timeout'], smoke ? 30 : 120, 'push-timeout'),
+    e2eJobs: num(values['e2e-jobs'], smoke ? 100 : 5000, 'e2e-jobs'),
+    e2eInFlight: 32,
     // 12,500,000 generated rows are 1,076,291,724 bytes: just over 1 GiB
     artifactRows: num(values['artifact-rows'], smoke ? 20_000 : 12_500_000, 'artifact-rows'),
     artifactChunkRows: smoke ? 5000 : 100_000,

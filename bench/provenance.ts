@@ -16,6 +16,7 @@ const SECTION_NAMES: Record<Scenario, string> = {
   fanout: 'fan-out',
   retained: 'retained',
   push: 'push delivery',
+  e2e: 'end to end beside pg-boss',
   artifact: 'large artifact',
 };
 

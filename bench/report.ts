@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ProfileSummary } from './profile.js';
 import { type LoadSummary, type Results, summarise, summariseFanout, summarisePush } from './results.js';
+import { E2E_DURABILITY, E2E_KINDS, E2E_LABELS, type E2eResult } from './scenarios/e2e.js';
 import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
+import { median } from './stats.js';
 import { evaluateTargets } from './targets.js';
 
 /** Markdown tables for the terminal and docs/BENCHMARKS.md. */
@@ -211,6 +213,48 @@ export function pushTable(r: Results): string {
       'all delivered after s',
       'create all s',
       'server CPU',
+    ],
+    rows,
+  );
+}
+
+/**
+ * Jobs created, run and collected: medians over rounds; the ratio is to pg-boss's rate in the same
+ * run (the target: taskhandle on PostgreSQL at 0.5x or more).
+ */
+export function e2eTable(r: Results): string {
+  const perS = (list: readonly E2eResult[] | undefined) =>
+    list?.length ? median(list.map((e) => e.perS)) : Number.NaN;
+  const boss = perS(r.e2e['pg-boss']);
+  const rows: string[][] = [];
+  for (const k of E2E_KINDS) {
+    const list = r.e2e[k];
+    if (!list?.length) continue;
+    const m = (f: (e: E2eResult) => number) => median(list.map(f));
+    rows.push([
+      E2E_LABELS[k],
+      int(Math.min(...list.map((e) => e.completed))),
+      int(m((e) => e.perS)),
+      x(
+        m((e) => e.perS),
+        boss,
+      ),
+      ms(m((e) => e.p50Ms)),
+      ms(m((e) => e.p99Ms)),
+      cpu(m((e) => e.serverCpu)),
+      E2E_DURABILITY[k],
+    ]);
+  }
+  return table(
+    [
+      'server',
+      'jobs completed',
+      'completed/s',
+      'x pg-boss',
+      'create → completed p50 ms',
+      'p99 ms',
+      'server CPU',
+      'what an acknowledged job survives',
     ],
     rows,
   );

@@ -5,6 +5,7 @@ import { type Options, SCENARIOS, type Scenario } from './options.js';
 import { shownUrl } from './postgres.js';
 import type { ProfileSummary } from './profile.js';
 import type { ArtifactKind, ArtifactResult } from './scenarios/artifact.js';
+import type { E2eKind, E2eResult } from './scenarios/e2e.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
@@ -40,6 +41,8 @@ export interface Results {
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
   push: Partial<Record<ServerKind, PushResult[]>>;
+  /** Jobs created, run and collected, round by round, on the A2A servers and on pg-boss. */
+  e2e: Partial<Record<E2eKind, E2eResult[]>>;
   /** The large-artifact scenario, once per store (its rounds are inside). */
   artifact: Partial<Record<ArtifactKind, ArtifactResult>>;
   profiles: ProfileSummary[];
@@ -68,6 +71,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   stores: [],
   retained: [],
   push: {},
+  e2e: {},
   artifact: {},
   profiles: [],
   errors: [],
@@ -95,6 +99,7 @@ export function loadResults(path: string): Results {
   const r = JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === 'NaN' ? Number.NaN : v)) as Results;
   // results saved before the push scenario existed
   r.push ??= {};
+  r.e2e ??= {}; // results saved before the e2e scenario existed
   r.artifact ??= {};
   // results saved before runs and structured errors: one run made every section
   const revive = (o: Options): Options => ({
@@ -149,6 +154,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     else if (s === 'mcp') fresh.mcp = saved.mcp;
     else if (s === 'fanout') fresh.fanout = saved.fanout;
     else if (s === 'push') fresh.push = saved.push;
+    else if (s === 'e2e') fresh.e2e = saved.e2e;
     else if (s === 'artifact') fresh.artifact = saved.artifact;
     else {
       fresh.retained = saved.retained;

@@ -11,7 +11,16 @@ import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
 import { probePostgres } from './postgres.js';
 import { type ProfileSummary, type ProfileTarget, profileLoad } from './profile.js';
-import { fanoutTable, loadTable, ms, pushTable, retainedTable, targetsTable, writeReport } from './report.js';
+import {
+  e2eTable,
+  fanoutTable,
+  loadTable,
+  ms,
+  pushTable,
+  retainedTable,
+  targetsTable,
+  writeReport,
+} from './report.js';
 import {
   emptyResults,
   keepUnmeasured,
@@ -25,6 +34,7 @@ import {
 import { createTasks, sendBody } from './rpc.js';
 import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
+import { E2E_KINDS, E2E_LABELS, endToEnd } from './scenarios/e2e.js';
 import { fanout } from './scenarios/fanout.js';
 import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
@@ -156,6 +166,29 @@ async function main(): Promise<void> {
             (p.error ? ` (${p.error})` : ''),
         );
       }
+    if (o.scenarios.has('e2e'))
+      for (const k of rotate(
+        E2E_KINDS.filter((x) => withPostgres || (x !== 'pg-boss' && x !== 'taskhandle-pg')),
+        round,
+      )) {
+        const e = await attempt(r, 'e2e', `${tag} e2e ${k}`, () =>
+          endToEnd(k, {
+            jobs: o.e2eJobs,
+            inFlight: o.e2eInFlight,
+            timeoutS: o.smoke ? 60 : 600,
+            quietWaitS: o.quietWaitS,
+          }),
+        );
+        if (!e) continue;
+        const list = r.e2e[k] ?? [];
+        list.push(e);
+        r.e2e[k] = list;
+        log(
+          `${tag} e2e ${E2E_LABELS[k]}: ${e.completed}/${e.jobs} completed, ${Math.round(e.perS)}/s, ` +
+            `create → completed p50 ${ms(e.p50Ms)} ms p99 ${ms(e.p99Ms)} ms, server CPU ${e.serverCpu.toFixed(2)}` +
+            (e.error ? ` (${e.error})` : ''),
+        );
+      }
   }
 
   if (o.scenarios.has('artifact'))
@@ -195,6 +228,7 @@ async function main(): Promise<void> {
     fanoutTable(r),
     retainedTable(r),
     pushTable(r),
+    e2eTable(r),
     artifactTargetsTable(r),
     artifactTable(r),
     artifactLatencyTable(r),

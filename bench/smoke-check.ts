@@ -37,6 +37,10 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
       .flat()
       .filter((p) => p.delivered < p.expected)
       .map((p) => `a push run got ${p.delivered} of ${p.expected} notifications`),
+    ...Object.values(r.e2e)
+      .flat()
+      .filter((e) => e.completed < e.jobs)
+      .map((e) => `an end-to-end run completed ${e.completed} of ${e.jobs} jobs`),
   ];
   const expected = r.options.scenarios.size;
   const ran = measuredScenarios(r).length;

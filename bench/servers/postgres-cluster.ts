@@ -11,6 +11,9 @@ export function usePostgres(url: string): void {
   postgresUrl = url;
 }
 
+/** The database set by {@link usePostgres}, if any (pg-boss's end-to-end run uses it too). */
+export const configuredPostgres = (): string | undefined => postgresUrl;
+
 /**
  * `instances` taskhandle processes on one fresh schema, started at once (the first start creates the
  * schema; the others wait on its migration lock), sharing one KEYS_DIR like a deployed cluster. They

@@ -1,0 +1,210 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as wait } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import PgBoss from 'pg-boss';
+import { dropSchema, freshSchema } from '../postgres.js';
+import { cpuSeconds, waitForQuiet } from '../proc-stats.js';
+import { call, getBody, sendBody } from '../rpc.js';
+import type { ServerKind } from '../servers/kinds.js';
+import { launch } from '../servers/launch.js';
+import { configuredPostgres } from '../servers/postgres-cluster.js';
+import { percentile } from '../stats.js';
+import { INSTANT_EXPORT } from './push.js';
+
+/** The A2A servers of the end-to-end scenario, and pg-boss beside them. */
+export const E2E_SERVERS = [
+  'sdk-memory',
+  'taskhandle',
+  'taskhandle-pg',
+] as const satisfies readonly ServerKind[];
+export const E2E_KINDS = [...E2E_SERVERS, 'pg-boss'] as const;
+export type E2eKind = (typeof E2E_KINDS)[number];
+
+export const E2E_LABELS: Record<E2eKind, string> = {
+  'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
+  taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
+  'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
+};
+
+/** What each one promises once it has acknowledged a job, shown beside its numbers. */
+export const E2E_DURABILITY: Record<E2eKind, string> = {
+  'sdk-memory': 'none: tasks live in the process memory, lost with it',
+  taskhandle: 'each create and transition fsynced (SQLite WAL, synchronous=FULL) before it is answered',
+  'taskhandle-pg':
+    'each create and transition committed in PostgreSQL (synchronous_commit on) before it is answered',
+  'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
+};
+
+/** Between two reads of a job that is not done yet (GetTask, or pg-boss's getJobById). */
+export const COLLECT_INTERVAL_MS = 5;
+/** pg-boss's worker: work() loops, jobs fetched per poll (its polling interval: 0.5 s, its minimum). */
+export const PGBOSS_WORKERS = 4;
+export const PGBOSS_BATCH = 32;
+
+export interface E2eOptions {
+  jobs: number;
+  /** Jobs between create and collected at once (a closed loop: a worker creates the next once one is collected). */
+  inFlight: number;
+  timeoutS: number;
+  quietWaitS: number;
+}
+
+export interface E2eResult {
+  jobs: number;
+  completed: number;
+  /** Completed jobs per second, from the first create to the last collected. */
+  perS: number;
+  /** From the create's start to the read that saw the job completed. */
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU of the server (or pg-boss worker) processes, in cores, over the run; PostgreSQL's not counted. */
+  serverCpu: number;
+  error?: string;
+}
+
+/** One way of creating a job and reading whether it is done. */
+interface Jobs {
+  create(): Promise<string>;
+  done(id: string): Promise<boolean>;
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * N jobs that complete at once, `inFlight` at a time, each created and then read until it is
+ * completed: completed jobs per second and the time from create to completed. Over A2A: a
+ * non-blocking SendMessage, then GetTask every 5 ms; pg-boss: send(), then getJobById() every 5 ms,
+ * while its worker process completes the jobs.
+ */
+export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
+  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind);
+  try {
+    if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => jobs.cpuSeconds(), 0.3);
+    const latencies: number[] = [];
+    let next = 0;
+    let firstError: string | undefined;
+    let failed = 0;
+    const deadline = Date.now() + o.timeoutS * 1000;
+    const worker = async () => {
+      while (next < o.jobs && Date.now() < deadline) {
+        next++;
+        const start = performance.now();
+        try {
+          const id = await jobs.create();
+          while (!(await jobs.done(id))) {
+            if (Date.now() > deadline) throw new Error(`not completed within ${o.timeoutS} s`);
+            await wait(COLLECT_INTERVAL_MS);
+          }
+          latencies.push(performance.now() - start);
+        } catch (err) {
+          failed++;
+          firstError ??= (err as Error).message.split('\n')[0];
+        }
+      }
+    };
+    const cpu0 = jobs.cpuSeconds();
+    const start = performance.now();
+    await Promise.all(Array.from({ length: Math.min(o.inFlight, o.jobs) }, worker));
+    const wallS = (performance.now() - start) / 1000;
+    const errors = [
+      ...(failed ? [`${failed} of ${o.jobs} jobs failed (${firstError})`] : []),
+      ...(latencies.length + failed < o.jobs
+        ? [`only ${latencies.length} of ${o.jobs} jobs ran before the timeout`]
+        : []),
+    ];
+    return {
+      jobs: o.jobs,
+      completed: latencies.length,
+      perS: latencies.length / wallS,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      serverCpu: (jobs.cpuSeconds() - cpu0) / wallS,
+      ...(errors.length ? { error: errors.join('; ') } : {}),
+    };
+  } finally {
+    await jobs.stop();
+  }
+}
+
+async function a2aJobs(kind: (typeof E2E_SERVERS)[number]): Promise<Jobs> {
+  const server = await launch(kind);
+  const body = sendBody(INSTANT_EXPORT);
+  return {
+    async create() {
+      const id = (await call(server.url, body())).result?.task?.id;
+      if (typeof id !== 'string') throw new Error('SendMessage returned no task');
+      return id;
+    },
+    async done(id) {
+      const state = (await call(server.url, getBody(id))).result?.status?.state;
+      if (state === 'TASK_STATE_COMPLETED') return true;
+      if (state === 'TASK_STATE_FAILED' || state === 'TASK_STATE_CANCELED' || state === 'TASK_STATE_REJECTED')
+        throw new Error(`the job ended ${state}`);
+      return false;
+    },
+    cpuSeconds: () => server.cpuSeconds(),
+    stop: () => server.stop(),
+  };
+}
+
+const PGBOSS_WORKER = fileURLToPath(new URL('../servers/pgboss-worker.js', import.meta.url));
+
+async function pgBossJobs(): Promise<Jobs> {
+  const url = configuredPostgres();
+  if (!url) throw new Error('pg-boss: no PostgreSQL configured for this run');
+  const schema = freshSchema();
+  const queue = 'e2e';
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: 32 });
+  boss.on('error', () => {});
+  await boss.start();
+  await boss.createQueue(queue);
+  const worker = spawn(
+    process.execPath,
+    [
+      PGBOSS_WORKER,
+      '--url',
+      url,
+      '--schema',
+      schema,
+      '--queue',
+      queue,
+      '--workers',
+      String(PGBOSS_WORKERS),
+      '--batch',
+      String(PGBOSS_BATCH),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: worker.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      if (line === 'ready') resolve();
+    });
+    void exited.then(() => reject(new Error('the pg-boss worker exited before it was ready')));
+  });
+  const pid = worker.pid as number;
+  return {
+    async create() {
+      const id = await boss.send(queue, {});
+      if (!id) throw new Error('pg-boss send returned no id');
+      return id;
+    },
+    async done(id) {
+      const job = await boss.getJobById(queue, id);
+      if (job?.state === 'completed') return true;
+      if (job?.state === 'failed' || job?.state === 'cancelled')
+        throw new Error(`the job ended ${job.state}`);
+      return false;
+    },
+    cpuSeconds: () => cpuSeconds(pid),
+    async stop() {
+      worker.kill('SIGTERM');
+      await Promise.race([exited, wait(5000).then(() => worker.kill('SIGKILL'))]);
+      await boss.stop({ graceful: false, wait: true });
+      await dropSchema(url, schema);
+    },
+  };
+}
