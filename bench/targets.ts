@@ -1,4 +1,5 @@
 import { type Results, summarise, summariseFanout } from './results.js';
+import { median } from './stats.js';
 
 /** The targets of issue 3, checked against one run's medians. */
 export interface TargetRow {
@@ -101,6 +102,17 @@ export function evaluateTargets(r: Results): TargetRow[] {
       verdict: !sized ? 'not measured' : x >= 0.8 ? 'met' : 'NOT MET',
     });
   }
+  const e2eRate = (k: 'taskhandle-pg' | 'pg-boss') => {
+    const list = r.e2e?.[k];
+    return list?.length ? median(list.map((e) => e.perS)) : undefined;
+  };
+  ratio(
+    'end to end on PostgreSQL: jobs created, run and completed per second >= 0.5× pg-boss on the same database',
+    e2eRate('taskhandle-pg'),
+    e2eRate('pg-boss'),
+    0.5,
+    `${rps(e2eRate('taskhandle-pg'))} vs ${rps(e2eRate('pg-boss'))} jobs/s; needs >= 0.5×`,
+  );
   return rows;
 }
 
