@@ -218,13 +218,15 @@ function e2eMethod(r: Results): string {
   if (o.e2eJobs === undefined) return '';
   return `
 ${o.e2eJobs.toLocaleString('en')} jobs per server and round, ${o.e2eInFlight} in flight (a closed loop: each of
-${o.e2eInFlight} workers creates a job, reads it every ${COLLECT_INTERVAL_MS} ms until it is completed, then creates the next). Over
-A2A the job is a non-blocking \`SendMessage\` of \`{"skill":"export","input":{"rows":1}}\` (it completes at once;
-the SDK reference completes it without work) read with \`GetTask\`; on pg-boss it is \`send()\` read with
-\`getJobById()\`, from this process, while a worker process runs ${PGBOSS_WORKERS} \`work()\` loops that fetch up to
-${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s) and complete them at once; pg-boss's
-\`send\` CPU is this process's, not in its "server CPU". Every PostgreSQL row uses a fresh schema of the same
-database. The time is from the create's start to the read that saw the job completed.
+${o.e2eInFlight} workers creates a job, collects it once it is completed, then creates the next). Over A2A the job is
+a non-blocking \`SendMessage\` of \`{"skill":"export","input":{"rows":1}}\` (it completes at once; the SDK
+reference completes it without work), collected by one \`SubscribeToTask\` read to its terminal event (a
+task already terminal, which the stream refuses, is read once with \`GetTask\`). pg-boss has no completion
+stream: \`send()\`, then \`getJobById()\` every ${COLLECT_INTERVAL_MS} ms, from this process, while a worker process runs
+${PGBOSS_WORKERS} \`work()\` loops that fetch up to ${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s)
+and complete them at once; pg-boss's \`send\` CPU is this process's, not in its "server CPU". Every
+PostgreSQL row uses a fresh schema of the same database. The time is from the create's start to the
+moment the completion was seen.
 `;
 }
 

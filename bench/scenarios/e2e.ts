@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { setTimeout as wait } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { createParser } from 'eventsource-parser';
 import PgBoss from 'pg-boss';
 import { dropSchema, freshSchema } from '../postgres.js';
 import { cpuSeconds, waitForQuiet } from '../proc-stats.js';
-import { call, getBody, sendBody } from '../rpc.js';
+import { call, getBody, RPC_HEADERS, sendBody, subscribeBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
@@ -37,7 +39,7 @@ export const E2E_DURABILITY: Record<E2eKind, string> = {
   'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
 };
 
-/** Between two reads of a job that is not done yet (GetTask, or pg-boss's getJobById). */
+/** pg-boss, which has no completion stream: between two reads of a job not done yet (getJobById). */
 export const COLLECT_INTERVAL_MS = 5;
 /** pg-boss's worker: work() loops, jobs fetched per poll (its polling interval: 0.5 s, its minimum). */
 export const PGBOSS_WORKERS = 4;
@@ -73,10 +75,10 @@ interface Jobs {
 }
 
 /**
- * N jobs that complete at once, `inFlight` at a time, each created and then read until it is
+ * N jobs that complete at once, `inFlight` at a time, each created and then collected once
  * completed: completed jobs per second and the time from create to completed. Over A2A: a
- * non-blocking SendMessage, then GetTask every 5 ms; pg-boss: send(), then getJobById() every 5 ms,
- * while its worker process completes the jobs.
+ * non-blocking SendMessage, then one SubscribeToTask read to its terminal event; pg-boss: send(),
+ * then getJobById() every 5 ms, while its worker process completes the jobs.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
   const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind);
@@ -131,22 +133,59 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
 async function a2aJobs(kind: (typeof E2E_SERVERS)[number]): Promise<Jobs> {
   const server = await launch(kind);
   const body = sendBody(INSTANT_EXPORT);
+  const state = async (id: string) => (await call(server.url, getBody(id))).result?.status?.state;
   return {
     async create() {
       const id = (await call(server.url, body())).result?.task?.id;
       if (typeof id !== 'string') throw new Error('SendMessage returned no task');
       return id;
     },
+    // one SubscribeToTask until its terminal event; a task already terminal (refused, or a stream
+    // that ends without one) is read once with GetTask
     async done(id) {
-      const state = (await call(server.url, getBody(id))).result?.status?.state;
-      if (state === 'TASK_STATE_COMPLETED') return true;
-      if (state === 'TASK_STATE_FAILED' || state === 'TASK_STATE_CANCELED' || state === 'TASK_STATE_REJECTED')
-        throw new Error(`the job ended ${state}`);
+      const ended = (await terminalState(server.url, id)) ?? (await state(id));
+      if (ended === 'TASK_STATE_COMPLETED') return true;
+      if (typeof ended === 'string' && TERMINAL.has(ended)) throw new Error(`the job ended ${ended}`);
       return false;
     },
     cpuSeconds: () => server.cpuSeconds(),
     stop: () => server.stop(),
   };
+}
+
+const TERMINAL = new Set([
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_REJECTED',
+]);
+const streams = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** Reads a SubscribeToTask stream until a terminal state; undefined if it ends (or is refused) before one. */
+function terminalState(url: string, taskId: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const end = (state: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      resolve(state);
+      req.destroy();
+    };
+    const parser = createParser({
+      onEvent: (event) => {
+        const m = /"state":"(TASK_STATE_[A-Z_]+)"/.exec(event.data);
+        if (m?.[1] && TERMINAL.has(m[1])) end(m[1]);
+      },
+    });
+    const req = request(url, { method: 'POST', agent: streams, headers: RPC_HEADERS }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => parser.feed(chunk));
+      res.on('end', () => end(undefined));
+      res.on('error', () => end(undefined));
+    });
+    req.on('error', () => end(undefined));
+    req.end(subscribeBody(taskId));
+  });
 }
 
 const PGBOSS_WORKER = fileURLToPath(new URL('../servers/pgboss-worker.js', import.meta.url));
