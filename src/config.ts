@@ -249,6 +249,24 @@ const Env = z.object({
   TASK_CACHE_BYTES: int(0)
     .default(64 * 2 ** 20)
     .meta(doc('memory for rendered GetTask answers of unchanged tasks')),
+  METRICS_PORT: int(0, 65_535)
+    .optional()
+    .meta(
+      doc(
+        'Prometheus: a listener on `HOST` for `GET /metrics` only (docs/metrics.md); a non-loopback `HOST` needs `METRICS_TOKEN`',
+        'unset: no listener',
+      ),
+    ),
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 printable characters, without spaces')
+    .optional()
+    .meta(
+      doc(
+        'Prometheus: the bearer token `/metrics` requires; set, the metrics are also served on `PORT` (docs/metrics.md)',
+        'unset: off (or `METRICS_PORT`)',
+      ),
+    ),
 });
 
 /** The settings' schema, for the README's table (settings-table.ts). */

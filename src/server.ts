@@ -7,6 +7,7 @@ import type { AnySkill } from './engine/skill.js';
 import { publishCard } from './faces/a2a/agent-card.js';
 import type { GrpcSide } from './faces/a2a/grpc.js';
 import { renderNotification } from './faces/a2a/push-body.js';
+import { listenMetrics, metricsEndpoint } from './metrics/endpoint.js';
 import { PushDispatcher } from './push/dispatcher.js';
 import { SigningKeys } from './push/signing-keys.js';
 import { buildCore, type Core } from './server/core.js';
@@ -103,6 +104,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     pollMs: config.PUSH_POLL_MS,
     clock: engine.now,
     logger,
+    observer: core.metrics?.push,
   });
   core.journal.onPushQueued(() => dispatcher.nudge());
   core.runner.start();
@@ -110,7 +112,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   dispatcher.start();
   const line = listeningLine(core, config, url, grpcFace);
   logger.info(line.fields, line.message);
-  const stop = orderedStop({ core, http, grpc, dispatcher, keysReload }, config, logger);
+  const metrics = await startMetricsSide(core, config, logger).catch(async (err: Error) => {
+    await orderedStop({ core, http, grpc, dispatcher, keysReload }, config, logger)();
+    throw err;
+  });
+  const stop = orderedStop({ core, http, grpc, dispatcher, keysReload, metrics }, config, logger);
   return { url, port, engine, logger, stop };
 }
 
@@ -138,6 +144,17 @@ async function startGrpcSide(
     shutdown: http.shutdown.signal,
     ...limits,
   });
+}
+
+/** The metrics' own listener on METRICS_PORT, when it is set; logs where it serves. */
+async function startMetricsSide(core: Core, config: Config, logger: Logger): Promise<Server | undefined> {
+  if (!core.metrics || config.METRICS_PORT === undefined) return undefined;
+  const serve = metricsEndpoint(core.metrics.registry, config.METRICS_TOKEN, logger);
+  const { server, port } = await listenMetrics(serve, config.HOST, config.METRICS_PORT);
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const url = `http://${host}:${port}/metrics`;
+  logger.info({ metrics: { url, token: config.METRICS_TOKEN !== undefined } }, `metrics served at ${url}`);
+  return server;
 }
 
 /** Listens on HOST:PORT; resolves with the bound port (PORT=0 picks one). */

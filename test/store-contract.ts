@@ -5,6 +5,7 @@ import { contract } from './store-contract/context.js';
 import { leaseContract } from './store-contract/leases.js';
 import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
+import { statsContract } from './store-contract/stats.js';
 import { writeContract } from './store-contract/writes.js';
 
 /**
@@ -32,6 +33,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     leaseContract(c);
     pushContract(c);
     blobContract(c);
+    statsContract(c);
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

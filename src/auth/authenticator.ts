@@ -3,10 +3,13 @@ import { API_KEY_PREFIX, type ApiKeys } from './api-keys.js';
 import type { JwtVerifier } from './jwt-verifier.js';
 import { ANONYMOUS, type Principal } from './principal.js';
 
+/** Why credentials were refused: none sent, not a Bearer token, an unknown API key, a JWT not valid. */
+export type AuthFailure = 'no-credentials' | 'not-bearer' | 'unknown-key' | 'invalid-token';
+
 export type AuthResult =
   | { ok: true; principal: Principal }
-  /** 401: `challenge` goes into `WWW-Authenticate`, `message` to the caller. */
-  | { ok: false; challenge: string; message: string };
+  /** 401: `challenge` goes into `WWW-Authenticate`, `message` to the caller; `kind` to the metrics. */
+  | { ok: false; challenge: string; message: string; kind: AuthFailure };
 
 export interface AuthenticatorOptions {
   apiKeys?: ApiKeys;
@@ -42,22 +45,25 @@ export class Authenticator {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header(headers.authorization) ?? '')?.[1];
     if (apiKey !== undefined) return this.#byKey(apiKey);
     if (bearer === undefined) {
+      const kind = headers.authorization ? 'not-bearer' : 'no-credentials';
       const sent = headers.authorization
         ? 'the Authorization header is not a Bearer token'
         : 'no credentials';
-      return this.#refuse(`${sent}; send ${this.#expected()}`, undefined);
+      return this.#refuse(`${sent}; send ${this.#expected()}`, undefined, kind);
     }
     if (bearer.startsWith(API_KEY_PREFIX) && this.#options.apiKeys) return this.#byKey(bearer);
-    if (!this.#options.jwt) return this.#refuse('unknown API key', 'invalid_token');
+    if (!this.#options.jwt) return this.#refuse('unknown API key', 'invalid_token', 'unknown-key');
     const verified = await this.#options.jwt.verify(bearer);
     return 'reason' in verified
-      ? this.#refuse(verified.reason, 'invalid_token')
+      ? this.#refuse(verified.reason, 'invalid_token', 'invalid-token')
       : { ok: true, principal: verified };
   }
 
   #byKey(key: string): AuthResult {
     const principal = this.#options.apiKeys?.find(key);
-    return principal ? { ok: true, principal } : this.#refuse('unknown API key', 'invalid_token');
+    return principal
+      ? { ok: true, principal }
+      : this.#refuse('unknown API key', 'invalid_token', 'unknown-key');
   }
 
   #expected(): string {
@@ -68,12 +74,13 @@ export class Authenticator {
   }
 
   /** RFC 6750: the challenge names the scheme, and the error only when credentials were sent. */
-  #refuse(message: string, error: 'invalid_token' | undefined): AuthResult {
+  #refuse(message: string, error: 'invalid_token' | undefined, kind: AuthFailure): AuthResult {
     const detail = error ? `, error="${error}", error_description="${message.replace(/"/g, "'")}"` : '';
     return {
       ok: false,
       challenge: `Bearer realm="taskhandle"${detail}`,
       message: `Unauthenticated: ${message}`,
+      kind,
     };
   }
 }

@@ -85,7 +85,11 @@ export async function answer(core: Core, a: Answer): Promise<Answered> {
       { owner, messageId: message.messageId },
     );
     if (!result) continue; // the task moved on meanwhile: look again
-    if (requeue && !result.duplicate) journal.queued();
+    if (requeue && !result.duplicate) {
+      // The wait began with the write that asked (nothing else moves a waiting task's updatedAt).
+      journal.observer.answered(record.skill, journal.now() - record.updatedAt);
+      journal.queued();
+    }
     // An approver never waits on the task, nor reads it: nothing after their answer is theirs.
     if (grant === 'approver' && policy.approverName !== undefined) {
       return { grant: 'approver', receipt: receiptOf(record, result.record, policy.approverName) };

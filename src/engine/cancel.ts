@@ -25,14 +25,18 @@ export async function cancel(core: Core, owner: string, id: string): Promise<Tas
         events: [],
         at: journal.now(),
       });
-      if (result) return get(core, owner, id);
+      if (result) {
+        journal.observer.canceled(found.skill, 'at-once');
+        return get(core, owner, id);
+      }
       continue; // claimed or answered meanwhile
     }
     await journal.store.requestCancel(id);
     journal.cancelRequested(id);
     const after = await waitUntil(core, id, isTerminal, core.cancelGraceMs);
-    if (!isTerminal(after.state)) {
-      await journal.commit({
+    if (isTerminal(after.state)) journal.observer.canceled(found.skill, 'in-grace');
+    else {
+      const forced = await journal.commit({
         taskId: id,
         from: ['working', 'submitted', 'input-required', 'auth-required'],
         to: 'canceled',
@@ -41,6 +45,7 @@ export async function cancel(core: Core, owner: string, id: string): Promise<Tas
         events: [],
         at: journal.now(),
       });
+      if (forced) journal.observer.canceled(found.skill, 'forced');
     }
     return get(core, owner, id);
   }

@@ -3,6 +3,7 @@ import type { ArtifactLink } from './artifacts.js';
 import { EngineError } from './errors.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
+import type { EngineObserver } from './observer.js';
 import type { PushConfigs } from './push-configs.js';
 import type { SkillRegistry } from './registry.js';
 import type { TooManyTasks } from './store-port.js';
@@ -29,13 +30,14 @@ export interface Core {
 
 export const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);
 
-/** The store port's refusals, as the engine tells its callers. */
-export async function storeRefusals<T>(work: Promise<T>): Promise<T> {
+/** The store port's refusals, as the engine tells its callers (and its observer, when given). */
+export async function storeRefusals<T>(work: Promise<T>, observer?: EngineObserver): Promise<T> {
   try {
     return await work;
   } catch (err) {
     const name = (err as { name?: unknown } | undefined)?.name;
     if (name === 'TooManyTasks') {
+      observer?.refused('active-tasks');
       throw new EngineError(
         'too-many-tasks',
         `You have ${(err as TooManyTasks).active} unfinished tasks, the most allowed; wait for one to end`,

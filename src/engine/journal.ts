@@ -1,4 +1,5 @@
 import type { EventHub, LoggedEvent, TaskEvent } from './events.js';
+import { type EngineObserver, NO_OBSERVER } from './observer.js';
 import type { GuardedWrite, MessageKey, StoreChange, TaskStore, WriteResult } from './store-port.js';
 import { canTransition, type TaskRecord, type TaskState } from './task.js';
 
@@ -6,6 +7,8 @@ export interface JournalOptions {
   store: TaskStore;
   hub: EventHub;
   clock?: () => number;
+  /** Hears what the engine does (metrics); default: nobody. */
+  observer?: EngineObserver;
 }
 
 type Listeners<F> = Set<F>;
@@ -25,6 +28,7 @@ export class Journal {
   readonly store: TaskStore;
   readonly hub: EventHub;
   readonly now: () => number;
+  readonly observer: EngineObserver;
   readonly #queued: Listeners<() => void> = new Set();
   readonly #cancels: Listeners<(taskId: string) => void> = new Set();
   readonly #push: Listeners<() => void> = new Set();
@@ -34,6 +38,7 @@ export class Journal {
     this.store = options.store;
     this.hub = options.hub;
     this.now = options.clock ?? Date.now;
+    this.observer = options.observer ?? NO_OBSERVER;
     this.store.watch((change) => this.#heard(change));
   }
 
@@ -74,7 +79,7 @@ export class Journal {
    */
   async commit(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
     const { to } = write;
-    if (!to) return this.#publishing(this.store.write(write, dedupe));
+    if (!to) return this.#write(write, dedupe);
     // The transition table is the guard: only states that may lead to `to` go into the WHERE clause.
     const from = write.from.filter((state) => canTransition(state, to));
     if (from.length === 0) throw new Error(`no transition leads from ${write.from.join('|')} to ${to}`);
@@ -82,7 +87,10 @@ export class Journal {
       ...write.events,
       { kind: 'status', state: to, message: write.statusMessage },
     ];
-    return this.#publishing(this.store.write({ ...write, from, events }, dedupe));
+    const result = await this.#write({ ...write, from, events }, dedupe);
+    if (result && !result.duplicate)
+      this.observer.transition(result.record.skill, from.length === 1 ? from[0] : undefined, to);
+    return result;
   }
 
   /** Publishes events that a store call made outside {@link commit} (task creation, claims). */
@@ -99,8 +107,10 @@ export class Journal {
     if (result.record.pushConfigs > 0) for (const listener of this.#push) listener();
   }
 
-  async #publishing(written: Promise<WriteResult | undefined>): Promise<WriteResult | undefined> {
-    const result = await written;
+  async #write(write: GuardedWrite, dedupe?: MessageKey): Promise<WriteResult | undefined> {
+    const started = performance.now();
+    const result = await this.store.write(write, dedupe);
+    this.observer.stored('write', performance.now() - started);
     if (result && !result.duplicate) this.publish(result);
     return result;
   }

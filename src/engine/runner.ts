@@ -5,6 +5,7 @@ import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
+import type { EngineObserver, JobOutcome } from './observer.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
@@ -119,9 +120,13 @@ export class Runner {
     const free = this.#options.concurrency - this.#running.size;
     if (free <= 0) return;
     const { journal, workerId, leaseMs } = this.#options;
-    const claimed = await journal.store.claim(workerId, journal.now(), leaseMs, free);
+    const started = performance.now();
+    const now = journal.now();
+    const claimed = await journal.store.claim(workerId, now, leaseMs, free);
+    journal.observer.stored('claim', performance.now() - started);
     for (const c of claimed) {
       journal.publish(c);
+      observeClaim(journal.observer, c, now);
       this.#start(c);
     }
     if (claimed.length === free) this.#again = true;
@@ -162,6 +167,9 @@ export class Runner {
         inputDeadline: waiting?.deadlineMs === undefined ? undefined : journal.now() + waiting.deadlineMs,
       });
     const text = (t: string) => agentText(record.id, record.contextId, t);
+    const started = performance.now();
+    const ended = (outcome: JobOutcome) =>
+      journal.observer.jobEnded(record.skill, outcome, performance.now() - started);
 
     const skill: AnySkill | undefined = engine.skills.get(record.skill);
     if (!skill) {
@@ -171,6 +179,7 @@ export class Runner {
     if (claim.interrupted) {
       if (record.interruptions > this.#options.maxInterruptions) {
         log.error({ interruptions: record.interruptions }, 'task keeps interrupting its runner; failing it');
+        journal.observer.crashLoop(record.skill);
         await finish(
           'failed',
           text(`Interrupted ${record.interruptions} times (its runner died each time); not run again`),
@@ -227,9 +236,12 @@ export class Runner {
           ? text(outcome.message)
           : (outcome?.message as Message | undefined);
       await finish(outcome?.state ?? 'completed', message);
+      ended(outcome?.state ?? 'completed');
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      await this.#ending[endingOf(err, reason)]({ record, leaseToken, ctx, log, finish, text }, err);
+      const ending = endingOf(err, reason);
+      await this.#ending[ending]({ record, leaseToken, ctx, log, finish, text }, err);
+      ended(JOB_OUTCOMES[ending]);
     } finally {
       clearInterval(heartbeat);
       ctx.close();
@@ -266,6 +278,7 @@ export class Runner {
     failed: async ({ record, log, finish, text }, err) => {
       log.error({ err }, 'job failed');
       // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
+      if (isQuotaExceeded(err)) this.#options.journal.observer.refused('storage-quota');
       const why =
         isJobError(err) || isQuotaExceeded(err)
           ? err.message
@@ -320,6 +333,26 @@ export class Runner {
     await Promise.race([all(), new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref())]);
     this.#halted = true;
   }
+}
+
+/** What each ending of a run that did not return leaves its task as, for the observer. */
+const JOB_OUTCOMES: Record<Ending, JobOutcome> = {
+  asked: 'input-required',
+  canceled: 'canceled',
+  shutdown: 'shutdown',
+  lost: 'lost',
+  'store-failed': 'store-failed',
+  failed: 'failed',
+};
+
+/**
+ * Tells the observer of a claim: a takeover, or a fresh claim (submitted -> working) with its time
+ * in the queue when it is the task's first run (a re-run's wait began with an answer the record no
+ * longer dates).
+ */
+function observeClaim(observer: EngineObserver, c: ClaimedTask, now: number): void {
+  const { skill, attempts, createdAt } = c.record;
+  observer.claimed(skill, c.interrupted, !c.interrupted && attempts === 1 ? now - createdAt : undefined);
 }
 
 /** The artifact bytes a task already holds inline (linked artifacts are stored out of the log). */

@@ -215,8 +215,25 @@ export interface TaskStore {
    * returned function is called. A store that only this process writes (SQLite) never calls it.
    */
   watch(listener: (change: StoreChange) => void): () => void;
+  /**
+   * What the store holds now, for metrics: cheap counts (the claim queries' partial indexes), read at
+   * most once per scrape. Shared by every instance on the same database.
+   */
+  stats(): Promise<StoreStats>;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What {@link TaskStore.stats} reads. */
+export interface StoreStats {
+  /** Tasks in the states the runner and people work through (expired ones not swept yet included). */
+  tasks: Record<'submitted' | 'working' | 'input-required', number>;
+  /** Notifications still to deliver (dead-lettered ones are not), and the oldest one's event time. */
+  outbox: { depth: number; oldestAt?: number };
+  /** PostgreSQL: this instance's connections, in use and idle, and the queries waiting for one. */
+  pool?: { total: number; idle: number; waiting: number };
+  /** SQLite: the write-ahead log's size on disk. */
+  walBytes?: number;
 }
 
 /*

@@ -57,6 +57,7 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
   const first: Message = { ...said, messageId, taskId: id, contextId };
   // No lookup of the key first: createTask answers a retry with the task it made, in the same
   // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
+  const started = performance.now();
   const { result, created } = await storeRefusals(
     journal.store.createTask({
       id,
@@ -77,9 +78,12 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
         { kind: 'status', state: 'submitted' },
       ],
     }),
+    journal.observer,
   );
+  journal.observer.stored('create', performance.now() - started);
   if (!created) return { view: await get(core, s.owner, result.record.id), created };
   journal.publish(result);
+  journal.observer.created(skill.id);
   journal.queued();
   // The write returned the whole new task: no need to read it back.
   return { view: foldView(result.record, result.events, undefined, core.artifactUrl), created };

@@ -7,6 +7,7 @@ import type { TaskStore } from '../engine/store-port.js';
 import type { TaskView } from '../engine/task.js';
 import { viewAt } from '../engine/view.js';
 import type { AddressPolicy } from './address-policy.js';
+import type { DeliveryObserver, DeliveryResult } from './delivery-observer.js';
 import type { SecretBox } from './secret-box.js';
 import type { SigningKeys } from './signing-keys.js';
 import { type LookupFunction, postWebhook } from './webhook-client.js';
@@ -47,6 +48,8 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Name resolution for webhook hosts (tests map names to loopback addresses). */
   lookup?: LookupFunction;
+  /** Hears each settled attempt (metrics). */
+  observer?: DeliveryObserver;
 }
 
 /** Headers of every notification; receivers find their meaning in the README. */
@@ -152,6 +155,7 @@ export class PushDispatcher {
     try {
       const outcome = await this.#attempt(n, id);
       await this.#options.store.settleNotification(n, outcome);
+      this.#options.observer?.settled(...observed(outcome, n, this.#options.clock()));
       if (outcome.kind === 'delivered') this.#options.logger.debug(log, 'push: delivered');
       else if (outcome.kind === 'retry')
         this.#options.logger.info({ ...log, error: outcome.error, retryAt: outcome.at }, 'push: will retry');
@@ -162,7 +166,7 @@ export class PushDispatcher {
     }
   }
 
-  async #attempt(n: PendingNotification, id: string): Promise<DeliveryOutcome> {
+  async #attempt(n: PendingNotification, id: string): Promise<Attempted> {
     const o = this.#options;
     const now = o.clock();
     const found = await o.store.getTaskWithLog(n.taskId, now);
@@ -207,7 +211,7 @@ export class PushDispatcher {
     });
     const at = o.clock();
     if (result.ok) return { kind: 'delivered' };
-    if (!result.retryable) return { kind: 'dead', at, error: result.error };
+    if (!result.retryable) return { kind: 'dead', at, error: result.error, refused: result.refused };
     if (result.unresolved && n.attempts >= o.dnsMaxAttempts) {
       return {
         kind: 'dead',
@@ -221,6 +225,16 @@ export class PushDispatcher {
     }
     return { kind: 'retry', at: retryAt, error: result.error };
   }
+}
+
+/** An attempt's outcome, and whether the address policy refused it. */
+type Attempted = DeliveryOutcome & { refused?: true };
+
+/** What the observer hears of an attempt settled at `now`. */
+function observed(outcome: Attempted, n: PendingNotification, now: number): [DeliveryResult, number?] {
+  if (outcome.kind === 'delivered') return ['delivered', now - n.createdAt];
+  if (outcome.kind === 'retry') return ['retried'];
+  return [outcome.refused ? 'refused' : 'dead-lettered'];
 }
 
 /** Stable across attempts and restarts: receivers drop repeats by it. */

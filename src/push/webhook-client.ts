@@ -29,6 +29,8 @@ export type WebhookResult =
       retryable: boolean;
       /** The host name did not resolve (no such name, or no answer): a bounded number of tries only. */
       unresolved?: true;
+      /** The address policy refused the URL or the address its name resolved to. */
+      refused?: true;
     };
 
 export interface WebhookRequest {
@@ -64,7 +66,7 @@ export async function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
   // literal-IP host never reaches the lookup below (Node connects to it directly).
   const checked = checkWebhookUrl(req.url.href, req.policy);
   if ('reason' in checked)
-    return { ok: false, error: `webhook URL refused: ${checked.reason}`, retryable: false };
+    return { ok: false, error: `webhook URL refused: ${checked.reason}`, retryable: false, refused: true };
   const url = checked.url;
 
   const headers: Record<string, string> = {};
@@ -126,7 +128,14 @@ export async function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
     outgoing.on('error', (err: NodeJS.ErrnoException) => {
       const error = describeError(err);
       const unresolved = err.code !== undefined && UNRESOLVED.has(err.code);
-      finish({ ok: false, error, retryable: err.code !== REFUSED, ...(unresolved ? { unresolved } : {}) });
+      const refused = err.code === REFUSED;
+      finish({
+        ok: false,
+        error,
+        retryable: !refused,
+        ...(unresolved ? { unresolved } : {}),
+        ...(refused ? { refused } : {}),
+      });
     });
     outgoing.end(req.body);
   });

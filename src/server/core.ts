@@ -16,6 +16,7 @@ import type { AnySkill } from '../engine/skill.js';
 import type { TaskStore } from '../engine/store-port.js';
 import { admission, type FaceOptions } from '../faces/http/admission.js';
 import { artifactPath } from '../faces/jobs/document.js';
+import { type Metrics, openMetrics } from '../metrics/metrics.js';
 import { SecretBox } from '../push/secret-box.js';
 import { requireReadableFile } from '../required-file.js';
 import { commandSkill, loadCommands } from '../skills/command.js';
@@ -36,6 +37,8 @@ export interface Core {
   journal: Journal;
   runner: Runner;
   sweeper: Sweeper;
+  /** Prometheus metrics, when the settings turn them on (METRICS_TOKEN, METRICS_PORT). */
+  metrics?: Metrics;
   /** Tells the engine the base URL artifact links start with, once the server listens. */
   setBaseUrl(url: string): void;
   /** The base URL callers reach the server at (empty until it listens). */
@@ -70,7 +73,8 @@ export async function buildCore(
     config.RATE_LIMIT_PER_S > 0
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
-  const admit = admission(authenticator, limiter);
+  const metrics = openMetrics(config);
+  const admit = admission(authenticator, limiter, metrics?.http.refused);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
   });
@@ -79,7 +83,7 @@ export async function buildCore(
   });
   const hub = new EventHub();
   let baseUrl = '';
-  const journal = new Journal({ store, hub });
+  const journal = new Journal({ store, hub, observer: metrics?.engine });
   const engine = new Engine({
     journal,
     skills,
@@ -118,6 +122,12 @@ export async function buildCore(
     clock: engine.now,
     logger,
   });
+  metrics?.watch({
+    store,
+    activeJobs: () => runner.activeJobs,
+    clock: engine.now,
+    failed: (err) => logger.warn({ err }, 'metrics: reading the store failed'),
+  });
   const setBaseUrl = (url: string) => {
     baseUrl = url;
   };
@@ -132,6 +142,7 @@ export async function buildCore(
     journal,
     runner,
     sweeper,
+    metrics,
     setBaseUrl,
     baseUrl: () => baseUrl,
   };

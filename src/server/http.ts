@@ -24,6 +24,7 @@ import {
   serveProtectedResource,
 } from '../faces/mcp/protected-resource.js';
 import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
+import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import type { Core } from './core.js';
 
@@ -119,6 +120,9 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
     }
   });
+  // With a token, the metrics are served here too (docs/metrics.md); else only on METRICS_PORT, if set.
+  if (core.metrics && config.METRICS_TOKEN !== undefined)
+    app.all(METRICS_PATH, metricsEndpoint(core.metrics.registry, config.METRICS_TOKEN, logger));
   app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
@@ -166,8 +170,10 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   });
 
   const inFlight = new InFlight();
+  const requests = core.metrics?.http;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     inFlight.track(res);
+    requests?.track(req, res);
     // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
     if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
       jsonrpc(req, res).catch((err: unknown) => {

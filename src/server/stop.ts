@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
@@ -16,6 +17,8 @@ export interface Running {
   dispatcher: PushDispatcher;
   /** The timer that picks up rotated signing keys. */
   keysReload: NodeJS.Timeout;
+  /** The metrics' own listener (METRICS_PORT), when there is one. */
+  metrics?: Server;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface Running {
  * streams ended, answers drained, the store closed last. The returned function caches its promise.
  */
 export function orderedStop(parts: Running, config: Config, logger: Logger): () => Promise<void> {
-  const { core, http, grpc, dispatcher, keysReload } = parts;
+  const { core, http, grpc, dispatcher, keysReload, metrics } = parts;
   let stopping: Promise<void> | undefined;
   return () => {
     stopping ??= (async () => {
@@ -43,6 +46,12 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
       grpc?.close();
       http.server.closeAllConnections();
       await closed;
+      // Scraped until here: the last scrape still sees the jobs released and the deliveries stopped.
+      if (metrics) {
+        const metricsClosed = new Promise<void>((resolve) => metrics.close(() => resolve()));
+        metrics.closeAllConnections();
+        await metricsClosed;
+      }
       await core.store.close();
       logger.info('stopped');
     })();

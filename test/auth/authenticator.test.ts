@@ -86,6 +86,7 @@ describe('Authenticator with API keys', () => {
       const r = refused(await auth().authenticate(headers));
       expect(r.challenge).toBe(CHALLENGE);
       expect(r.message).toMatch(/^Unauthenticated: no credentials; send an API key \(X-API-Key/);
+      expect(r.kind).toBe('no-credentials');
     }
   });
 
@@ -97,6 +98,7 @@ describe('Authenticator with API keys', () => {
         ok: false,
         challenge: invalidToken('unknown API key'),
         message: 'Unauthenticated: unknown API key',
+        kind: 'unknown-key',
       });
     }
   });
@@ -105,6 +107,7 @@ describe('Authenticator with API keys', () => {
     const r = refused(await auth().authenticate({ authorization: 'Basic YWxpY2U6c2VjcmV0' }));
     expect(r.challenge).toBe(CHALLENGE);
     expect(r.message).toMatch(/the Authorization header is not a Bearer token/);
+    expect(r.kind).toBe('not-bearer');
   });
 
   it('never echoes the credentials it was sent', async () => {
@@ -145,6 +148,7 @@ describe('Authenticator with API keys and JWT', () => {
     const expired = refused(await auth().authenticate(bearer(await token(es, { exp: nowS() - 120 }))));
     expect(expired.challenge).toBe(invalidToken('the token has expired'));
     expect(expired.message).toBe('Unauthenticated: the token has expired');
+    expect(expired.kind).toBe('invalid-token');
 
     // The reason's apostrophe stays inside the quoted string; no bare quote ever gets in.
     const wrongAud = refused(

@@ -6,6 +6,7 @@ import type { Metadata, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc
 import type { Logger } from 'pino';
 import { ownerKey } from '../../auth/principal.js';
 import type { Admission, Caller } from '../http/admission.js';
+import { openStreams } from '../http/open-streams.js';
 import { type CallState, callState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
@@ -104,11 +105,14 @@ export function grpcHandler(
     context: ServerCallContext,
   ) {
     const { cursor } = callState(context);
+    openStreams.grpc++;
     try {
       checked(params);
       for await (const event of events()) yield withEventId(event, cursor.seq);
     } catch (err) {
       throw grpcError(err, logger);
+    } finally {
+      openStreams.grpc--;
     }
     // The stream ended before the task settled because this server is stopping: a status a client
     // retries on (at another instance, or after the restart), not the OK of a finished stream.

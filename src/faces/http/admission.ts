@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Authenticator } from '../../auth/authenticator.js';
+import type { Authenticator, AuthFailure } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { RateLimiter } from '../../auth/rate-limiter.js';
 import type { BodyLimits } from './body.js';
@@ -13,6 +13,8 @@ export interface Refusal {
   status: 401 | 429;
   headers: Record<string, string>;
   message: string;
+  /** Why credentials were refused (`unauthenticated` only). */
+  auth?: AuthFailure;
 }
 
 export type Admission = { ok: true; principal: Principal } | { ok: false; refusal: Refusal };
@@ -26,39 +28,39 @@ export interface Caller {
 /**
  * Who may send this request: an authenticated principal (401 otherwise) within its request rate
  * (429 with Retry-After otherwise). Anonymous callers are one principal, so their rate is counted
- * per client address.
+ * per client address. `refused` hears every refusal (metrics).
  */
 export function admission(
   authenticator: Authenticator,
   limiter?: RateLimiter,
+  refused: (refusal: Refusal) => void = () => {},
 ): (req: Caller) => Promise<Admission> {
   return async (req): Promise<Admission> => {
     const auth = await authenticator.authenticate(req.headers);
     if (!auth.ok) {
-      return {
-        ok: false,
-        refusal: {
-          kind: 'unauthenticated',
-          status: 401,
-          headers: { 'WWW-Authenticate': auth.challenge },
-          message: auth.message,
-        },
+      const refusal: Refusal = {
+        kind: 'unauthenticated',
+        status: 401,
+        headers: { 'WWW-Authenticate': auth.challenge },
+        message: auth.message,
+        auth: auth.kind,
       };
+      refused(refusal);
+      return { ok: false, refusal };
     }
     const { principal } = auth;
     const key = principal.via === 'anonymous' ? `ip:${req.socket.remoteAddress}` : ownerKey(principal);
     const waitMs = limiter?.take(key) ?? 0;
     if (waitMs === 0) return { ok: true, principal };
     const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
-    return {
-      ok: false,
-      refusal: {
-        kind: 'rate-limited',
-        status: 429,
-        headers: { 'Retry-After': String(retryAfterS) },
-        message: `Rate limited: too many requests; retry after ${retryAfterS} s`,
-      },
+    const refusal: Refusal = {
+      kind: 'rate-limited',
+      status: 429,
+      headers: { 'Retry-After': String(retryAfterS) },
+      message: `Rate limited: too many requests; retry after ${retryAfterS} s`,
     };
+    refused(refusal);
+    return { ok: false, refusal };
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { markStream, openStreams } from './open-streams.js';
 
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream',
@@ -22,7 +23,15 @@ export function keepAlive(
     onTick?.();
   }, keepAliveMs);
   timer.unref();
-  const stop = () => clearInterval(timer);
+  markStream(res);
+  openStreams.sse++;
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    openStreams.sse--;
+    clearInterval(timer);
+  };
   res.once('close', stop);
   return stop;
 }

@@ -18,6 +18,7 @@ import type {
   MessageKey,
   NewTask,
   StoreChange,
+  StoreStats,
   TaskStamp,
   TaskStore,
   WriteResult,
@@ -44,6 +45,7 @@ import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
 import { encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
+import { readStats } from './stats.js';
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (libpq-style parameters in the query string). */
@@ -349,6 +351,10 @@ export class PostgresStore implements TaskStore {
 
   watch(listener: (change: StoreChange) => void): () => void {
     return this.#feed.watch(listener);
+  }
+
+  stats(): Promise<StoreStats> {
+    return readStats(this.#db);
   }
 
   async ping(): Promise<void> {

@@ -18,6 +18,7 @@ import type {
   MessageKey,
   NewTask,
   StoreChange,
+  StoreStats,
   TaskStamp,
   TaskStore,
   WriteResult,
@@ -45,6 +46,7 @@ import { InstanceLock } from './instance-lock.js';
 import { migrate } from './migrations.js';
 import { makeDatabasePrivate } from './private-files.js';
 import { prepareStatements, type Statements } from './statements.js';
+import { SqliteStats } from './stats.js';
 import { WalSync } from './wal-sync.js';
 
 export interface SqliteOptions {
@@ -71,6 +73,7 @@ export class SqliteStore implements TaskStore {
   readonly #writes: GroupCommit;
   readonly #wal: WalSync | undefined;
   readonly #lock: InstanceLock | undefined;
+  readonly #stats: SqliteStats;
   #closed = false;
 
   constructor(options: SqliteOptions) {
@@ -91,6 +94,7 @@ export class SqliteStore implements TaskStore {
       throw err;
     }
     this.#q = prepareStatements(this.#db);
+    this.#stats = new SqliteStats(this.#db, options.path);
     const durable = options.synchronous !== 'normal' && options.path !== ':memory:';
     const wal = durable ? new WalSync(options.path) : undefined;
     this.#wal = wal;
@@ -367,6 +371,10 @@ export class SqliteStore implements TaskStore {
   /** One process owns the file (one connection, group commit): nobody else changes it. */
   watch(_listener: (change: StoreChange) => void): () => void {
     return () => {};
+  }
+
+  stats(): Promise<StoreStats> {
+    return this.#stats.read();
   }
 
   async ping(): Promise<void> {

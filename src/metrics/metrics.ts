@@ -1,0 +1,63 @@
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { isLoopback } from '../auth/open.js';
+import { type Config, ConfigError } from '../config.js';
+import { REST_PATH } from '../faces/a2a/agent-card.js';
+import { INBOX_PATH } from '../faces/inbox/router.js';
+import { MCP_PATH } from '../faces/mcp/router.js';
+import { EngineMetrics } from './engine-metrics.js';
+import { HttpMetrics } from './http-metrics.js';
+import { PushMetrics } from './push-metrics.js';
+import { type StoreGaugeSources, storeGauges } from './store-gauges.js';
+
+/**
+ * This instance's Prometheus metrics (docs/metrics.md): one registry, and the observers the engine,
+ * the push dispatcher and the HTTP server report to. Built only when the settings turn metrics on:
+ * off, nothing of it runs.
+ */
+export interface Metrics {
+  registry: Registry;
+  engine: EngineMetrics;
+  push: PushMetrics;
+  http: HttpMetrics;
+  /** Adds the gauges read at scrape time, once the store and the runner exist. */
+  watch(sources: StoreGaugeSources): void;
+}
+
+/** Whether the settings turn metrics on: a bearer token for /metrics, or a listener of their own. */
+export const metricsOn = (config: Config): boolean =>
+  config.METRICS_TOKEN !== undefined || config.METRICS_PORT !== undefined;
+
+/**
+ * The metrics the settings ask for, or undefined when they are off. A listener on an address other
+ * machines reach must ask for a token: counts by skill and state are the operator's business.
+ */
+export function openMetrics(config: Config): Metrics | undefined {
+  if (!metricsOn(config)) return undefined;
+  if (config.METRICS_PORT !== undefined && config.METRICS_TOKEN === undefined && !isLoopback(config.HOST))
+    throw new ConfigError(
+      `METRICS_PORT=${config.METRICS_PORT}: HOST=${config.HOST} is reachable from other machines; set METRICS_TOKEN (Prometheus sends it as a bearer token, docs/metrics.md) or serve on a loopback HOST`,
+    );
+  const registry = new Registry();
+  // Event loop lag, heap, GC, handles, CPU: the Node process as every Node exporter names it.
+  collectDefaultMetrics({ register: registry });
+  const refusals = new Counter({
+    name: 'taskhandle_refusals_total',
+    help: 'Requests refused for a limit: rate-limited (RATE_LIMIT_PER_S), active-tasks (MAX_ACTIVE_TASKS), storage-quota (MAX_STORED_BYTES)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  // Every reason from the start: an alert's rate() needs the series before the first refusal.
+  for (const reason of ['rate-limited', 'active-tasks', 'storage-quota']) refusals.inc({ reason }, 0);
+  return {
+    registry,
+    engine: new EngineMetrics(registry, refusals),
+    push: new PushMetrics(registry),
+    http: new HttpMetrics(registry, refusals, {
+      a2aRest: REST_PATH,
+      jobs: '/v1/',
+      inbox: INBOX_PATH,
+      mcp: MCP_PATH,
+    }),
+    watch: (sources) => storeGauges(registry, sources),
+  };
+}
