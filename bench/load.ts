@@ -3,6 +3,7 @@ import { fireGrpc, type Tally } from './grpc-load.js';
 import { cpuBetween } from './postgres.js';
 import { machineBusySeconds, waitForQuiet } from './proc-stats.js';
 import { RPC_HEADERS } from './rpc.js';
+import { scrapeWhile } from './scraper.js';
 import type { RunningServer } from './servers/launch.js';
 
 export interface LoadOptions {
@@ -80,8 +81,11 @@ async function measureOnce(server: RunningServer, o: LoadOptions): Promise<LoadR
   const machine0 = machineBusySeconds();
   const startUs = monotonicUs();
   const t0 = performance.now();
+  // The metrics kind is scraped as the load runs: its cost is the counting and the scrapes.
+  const scraping = server.kind === 'taskhandle-metrics' ? scrapeWhile(server.url) : undefined;
   const r: Tally = await fire(server, o.connections, o.durationS, o);
   const wall = (performance.now() - t0) / 1000;
+  await scraping?.();
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = (server.cpuSeconds() - serverCpu0) / wall;
   const machine = machineBusySeconds() - machine0;

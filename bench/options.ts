@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
+import { SERVER_KINDS, type ServerKind } from './servers/kinds.js';
 
 export const SCENARIOS = ['create', 'poll', 'mcp', 'fanout', 'retained', 'push', 'e2e', 'artifact'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -17,6 +18,8 @@ export interface Options {
   retries: number;
   connections: number;
   scenarios: Set<Scenario>;
+  /** The servers create and poll run on (default: every kind). */
+  servers: Set<ServerKind>;
   /** Tasks created before the poll scenario, polled round-robin. */
   pollTasks: number;
   subscribers: number;
@@ -56,6 +59,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --quiet-wait S        before each measurement, wait up to S s for the machine to go idle (default 20)
   --retries N           measure again, up to N times, when other processes took > 0.3 cores (default 2)
   --only LIST           scenarios, comma-separated: ${SCENARIOS.join(',')} (default all)
+  --servers LIST        create and poll on these servers only, comma-separated (default all):
+                        ${SERVER_KINDS.join(',')}
   --subscribers N       fan-out SSE subscribers (default 10000), --fanout-tasks M (default 100)
   --sdk-subscribers N   fan-out subscribers for the SDK reference (default: --subscribers)
   --retained-sizes A,B  stored tasks for the retained scenario (default 1000,1000000)
@@ -83,6 +88,7 @@ export function parseOptions(argv: string[]): Options {
       'quiet-wait': { type: 'string' },
       retries: { type: 'string' },
       only: { type: 'string' },
+      servers: { type: 'string' },
       subscribers: { type: 'string' },
       'sdk-subscribers': { type: 'string' },
       'fanout-tasks': { type: 'string' },
@@ -116,6 +122,13 @@ export function parseOptions(argv: string[]): Options {
       return s as Scenario;
     }),
   );
+  const servers = new Set(
+    (values.servers ?? SERVER_KINDS.join(',')).split(',').map((s) => {
+      if (!(SERVER_KINDS as readonly string[]).includes(s))
+        throw new Error(`--servers ${s}: not a server kind`);
+      return s as ServerKind;
+    }),
+  );
   const subscribers = num(values.subscribers, smoke ? 200 : 10_000, 'subscribers');
   return {
     smoke,
@@ -126,6 +139,7 @@ export function parseOptions(argv: string[]): Options {
     retries: values.retries === '0' ? 0 : num(values.retries, smoke ? 0 : 2, 'retries'),
     connections: 32,
     scenarios,
+    servers,
     pollTasks: smoke ? 50 : 1000,
     subscribers,
     sdkSubscribers: num(values['sdk-subscribers'], subscribers, 'sdk-subscribers'),

@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   );
   const withPostgres = await postgres(r, o);
   // create and poll run on every kind; the PostgreSQL ones only where PostgreSQL answers
-  const loadKinds = SERVER_KINDS.filter((k) => withPostgres || !isPostgres(k));
+  const loadKinds = SERVER_KINDS.filter((k) => (withPostgres || !isPostgres(k)) && o.servers.has(k));
 
   let stores: SeededStore[] = [];
   if (o.scenarios.has('retained')) {

@@ -7,6 +7,7 @@ import { EventHub } from '../src/engine/events.js';
 import type { CallerPolicy } from '../src/engine/grant.js';
 import { Journal } from '../src/engine/journal.js';
 import type { EngineLimits } from '../src/engine/limits.js';
+import type { EngineObserver } from '../src/engine/observer.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import { Runner, type RunnerOptions } from '../src/engine/runner.js';
 import type { AnySkill } from '../src/engine/skill.js';
@@ -27,6 +28,8 @@ export interface HarnessOptions {
   maxTtlMs?: number;
   clock?: () => number;
   limits?: Partial<EngineLimits>;
+  /** Hears what the engine does (the metrics tests). */
+  observer?: EngineObserver;
 }
 
 /**
@@ -49,7 +52,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
   const store = new SqliteStore({ path });
   const hub = new EventHub();
   const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id);
-  const journal = new Journal({ store, hub, clock: o.clock });
+  const journal = new Journal({ store, hub, clock: o.clock, observer: o.observer });
   const engine = new Engine({
     journal,
     skills,

@@ -1,7 +1,7 @@
 /**
  * The servers under test: (a) the floor, (b) the SDK reference on two stores, (c) this server on
- * SQLite (over JSON-RPC, and over gRPC), and on PostgreSQL with one instance and with two sharing one
- * schema.
+ * SQLite (over JSON-RPC, over gRPC, and with its Prometheus metrics on), and on PostgreSQL with one
+ * instance and with two sharing one schema.
  */
 export const SERVER_KINDS = [
   'floor',
@@ -9,6 +9,7 @@ export const SERVER_KINDS = [
   'sdk-sqlite',
   'taskhandle',
   'taskhandle-grpc',
+  'taskhandle-metrics',
   'taskhandle-pg',
   'taskhandle-pg-2',
 ] as const;
@@ -26,6 +27,7 @@ export const SERVER_LABELS: Record<ServerKind, string> = {
   'sdk-sqlite': '(b) SDK 1.3, DatabaseTaskStore (SQLite)',
   taskhandle: '(c) taskhandle, SQLite',
   'taskhandle-grpc': '(c) taskhandle, SQLite, over gRPC',
+  'taskhandle-metrics': '(c) taskhandle, SQLite, metrics on',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
   'taskhandle-pg-2': '(c) taskhandle, PostgreSQL, 2 instances',
 };

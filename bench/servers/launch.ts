@@ -23,6 +23,9 @@ export interface LaunchOptions {
   env?: Record<string, string>;
 }
 
+/** The metrics kind's token: the bench scrapes with it. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
 const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
 const TASKHANDLE_MAIN = join(DIST, 'src/main.js');
 const FLOOR = join(DIST, 'bench/servers/floor.js');
@@ -43,11 +46,27 @@ const TASKHANDLE_ENV = {
   MAX_ACTIVE_TASKS: '0',
 };
 
+/**
+ * What sets each SQLite variant apart from `taskhandle`. The gRPC kind is the same server with its
+ * gRPC port open (the load goes there, grpc-load.ts); the metrics kind counts every request, task and
+ * store call for Prometheus (docs/metrics.md), scraped as the load runs (load.ts).
+ */
+const VARIANT_ENV: Record<'taskhandle' | 'taskhandle-grpc' | 'taskhandle-metrics', Record<string, string>> = {
+  taskhandle: {},
+  'taskhandle-grpc': { GRPC_PORT: '0' },
+  'taskhandle-metrics': { METRICS_TOKEN: BENCH_METRICS_TOKEN },
+};
+
 /** Starts one server (its own process or processes) and resolves once every instance listens. */
 export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<RunningServer> {
   const nodeArgs = o.nodeArgs ?? [];
   const extra = o.args ?? [];
-  if (kind === 'taskhandle' || kind === 'taskhandle-grpc' || isPostgres(kind)) {
+  if (
+    kind === 'taskhandle' ||
+    kind === 'taskhandle-grpc' ||
+    kind === 'taskhandle-metrics' ||
+    isPostgres(kind)
+  ) {
     if (!existsSync(TASKHANDLE_MAIN)) throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build`);
   }
   switch (kind) {
@@ -65,11 +84,10 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
       return spawnServer(kind, argv, { PORT: '0', ...o.env }, dbPath);
     }
     case 'taskhandle':
-    case 'taskhandle-grpc': {
+    case 'taskhandle-grpc':
+    case 'taskhandle-metrics': {
       const dbPath = o.dbPath ?? freshDbPath(kind);
-      // The gRPC kind is the same server with its gRPC port open; the load goes there (grpc-load.ts).
-      const grpc: Record<string, string> = kind === 'taskhandle-grpc' ? { GRPC_PORT: '0' } : {};
-      const env = { ...TASKHANDLE_ENV, ...grpc, DATABASE_URL: `sqlite:${dbPath}`, ...o.env };
+      const env = { ...TASKHANDLE_ENV, ...VARIANT_ENV[kind], DATABASE_URL: `sqlite:${dbPath}`, ...o.env };
       return spawnServer(kind, [...nodeArgs, TASKHANDLE_MAIN, 'serve', ...extra], env, dbPath);
     }
     case 'taskhandle-pg':
