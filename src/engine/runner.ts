@@ -235,8 +235,9 @@ export class Runner {
         typeof outcome?.message === 'string'
           ? text(outcome.message)
           : (outcome?.message as Message | undefined);
-      await finish(outcome?.state ?? 'completed', message);
-      ended(outcome?.state ?? 'completed');
+      const state = outcome?.state ?? 'completed';
+      // No row written: the task changed under the job (canceled, expired or taken over).
+      ended((await finish(state, message)) ? state : 'lost');
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);

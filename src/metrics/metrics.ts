@@ -23,16 +23,11 @@ export interface Metrics {
   watch(sources: StoreGaugeSources): void;
 }
 
-/** Whether the settings turn metrics on: a bearer token for /metrics, or a listener of their own. */
-export const metricsOn = (config: Config): boolean =>
-  config.METRICS_TOKEN !== undefined || config.METRICS_PORT !== undefined;
-
 /**
- * The metrics the settings ask for, or undefined when they are off. A listener on an address other
+ * The metrics the settings turn on (METRICS_TOKEN, METRICS_PORT). A listener on an address other
  * machines reach must ask for a token: counts by skill and state are the operator's business.
  */
-export function openMetrics(config: Config): Metrics | undefined {
-  if (!metricsOn(config)) return undefined;
+export function openMetrics(config: Config): Metrics {
   if (config.METRICS_PORT !== undefined && config.METRICS_TOKEN === undefined && !isLoopback(config.HOST))
     throw new ConfigError(
       `METRICS_PORT=${config.METRICS_PORT}: HOST=${config.HOST} is reachable from other machines; set METRICS_TOKEN (Prometheus sends it as a bearer token, docs/metrics.md) or serve on a loopback HOST`,

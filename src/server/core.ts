@@ -16,7 +16,7 @@ import type { AnySkill } from '../engine/skill.js';
 import type { TaskStore } from '../engine/store-port.js';
 import { admission, type FaceOptions } from '../faces/http/admission.js';
 import { artifactPath } from '../faces/jobs/document.js';
-import { type Metrics, openMetrics } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../push/secret-box.js';
 import { requireReadableFile } from '../required-file.js';
 import { commandSkill, loadCommands } from '../skills/command.js';
@@ -73,7 +73,8 @@ export async function buildCore(
     config.RATE_LIMIT_PER_S > 0
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
-  const metrics = openMetrics(config);
+  // Loaded only when on: off, not even the metrics library is loaded.
+  const metrics = metricsOn(config) ? (await import('../metrics/metrics.js')).openMetrics(config) : undefined;
   const admit = admission(authenticator, limiter, metrics?.http.refused);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
@@ -147,6 +148,10 @@ export async function buildCore(
     baseUrl: () => baseUrl,
   };
 }
+
+/** Whether the settings turn metrics on: a bearer token for /metrics, or a listener of their own. */
+const metricsOn = (config: Config): boolean =>
+  config.METRICS_TOKEN !== undefined || config.METRICS_PORT !== undefined;
 
 /** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */
 function loadOperatorSkills(config: Config): AnySkill[] {
