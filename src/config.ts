@@ -103,6 +103,26 @@ const Env = z.object({
     .default(30 * DAY)
     .meta(doc("cap on every skill's retention")),
   RUNNER_CONCURRENCY: int(1, 10_000).default(16).meta(doc('jobs run at once by this process')),
+  MAX_RUNNING: int(0)
+    .default(0)
+    .meta(
+      doc(
+        'jobs run at once in the whole cluster (every instance on the store; `0`: only `RUNNER_CONCURRENCY` each)',
+      ),
+    ),
+  TENANT_MAX_RUNNING: int(0)
+    .default(0)
+    .meta(
+      doc(
+        'jobs of one tenant run at once, cluster-wide (`0`: no limit but the fair share); the others wait queued',
+      ),
+    ),
+  MAX_PRIORITY: int(0, 1000)
+    .default(10)
+    .meta(doc("a caller's `priority` lies from minus this to this (`0`: callers may not set one)")),
+  PRIORITY_STEP_MS: int(0)
+    .default(MINUTE)
+    .meta(doc("each step of priority runs a task this much earlier in its owner's queue (and no earlier)")),
   LEASE_MS: int(300)
     .default(30 * SECOND)
     .meta(doc("a job's lease; a task whose runner stops renewing it is taken over after this long")),
@@ -214,6 +234,9 @@ const Env = z.object({
     .optional()
     .meta(doc("the `command` skill's allow-list (the skill exists only when this is set)")),
   // Under the runner's 2 s after-abort wait at shutdown: a command ignoring SIGTERM is still killed in time.
+  COMMAND_MAX_RUNNING: int(0)
+    .default(0)
+    .meta(doc('`command` jobs run at once, cluster-wide (`0`: no limit but the runner slots)')),
   COMMAND_KILL_GRACE_MS: int(0)
     .default(1500)
     .meta(doc("after SIGTERM, how long a canceled command's process group has before SIGKILL")),

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../spec-tests/postgres.js';
+import { tenantOf } from '../src/auth/principal.js';
 import { Engine } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
 import { Journal } from '../src/engine/journal.js';
@@ -37,6 +39,7 @@ async function instance(): Promise<Instance> {
     maxTtlMs: 86_400_000,
     cancelGraceMs: 60_000,
     artifactUrl: artifactPath,
+    tenantOf,
   });
   const runners: Runner[] = [];
   const node: Instance = {
@@ -187,6 +190,69 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
       ),
     );
     expect(new Set(ids).size).toBe(1);
+  });
+
+  describe('fair claims and limits across instances', () => {
+    const ALICE = 'api-key:acme/alice';
+    const CAROL = 'api-key:acme/carol';
+    const BOB = 'api-key:globex/bob';
+    const flood = (engine: Engine, owner: string, n: number) =>
+      Promise.all(Array.from({ length: n }, () => submit(engine, call('waits', {}), owner)));
+    const running = (ids: readonly string[]) => ids.filter((id) => t.started.has(id));
+    /** Lets every runner claim a few more times: what they did not start by then, they will not. */
+    const settle = () => sleep(250);
+
+    it("a flood by one tenant on A does not delay another tenant's task on B beyond the next free slot", async () => {
+      const [a, b] = [await instance(), await instance()];
+      const flooded = await flood(a.engine, ALICE, 30);
+      a.startRunner({ concurrency: 4, leaseMs: 600_000 });
+      b.startRunner({ concurrency: 4, leaseMs: 600_000 });
+      await waitFor(
+        () => running(flooded).length === 8 || undefined,
+        () => `8 of acme's jobs to run (${running(flooded).length} do)`,
+      );
+      const [late] = await flood(b.engine, BOB, 1);
+      await settle();
+      expect(t.started.has(late as string)).toBe(false);
+      // One slot frees: it goes to globex, not to acme's next of 22 queued tasks.
+      await a.engine.cancel(ALICE, running(flooded)[0] as string);
+      await started(late as string);
+      await settle();
+      expect(running(flooded)).toHaveLength(7);
+      expect((await b.engine.record(BOB, late as string)).tenant).toBe('api-key:globex');
+    });
+
+    it('a skill limit and a tenant limit hold under claims racing on two instances', async () => {
+      const [a, b] = [await instance(), await instance()];
+      const policy = { skillLimits: { waits: 5 }, tenantLimit: 3 };
+      const alices = await flood(a.engine, ALICE, 10);
+      const carols = await flood(b.engine, CAROL, 10);
+      const bobs = await flood(a.engine, BOB, 10);
+      for (const node of [a, b]) {
+        for (let i = 0; i < 3; i++)
+          node.startRunner({ concurrency: 4, leaseMs: 600_000, claimPolicy: policy });
+      }
+      await waitFor(
+        () => t.started.size === 5 || undefined,
+        () => `5 jobs to run (${t.started.size} do)`,
+      );
+      await settle();
+      const acme = [...running(alices), ...running(carols)];
+      expect(t.started.size).toBe(5);
+      expect(acme).toHaveLength(3);
+      expect(running(bobs)).toHaveLength(2);
+      // A slot of acme's frees: whoever takes it, every limit still holds.
+      const done = acme[0] as string;
+      await a.engine.cancel(alices.includes(done) ? ALICE : CAROL, done);
+      await waitFor(
+        () => t.started.size === 5 || undefined,
+        () => `a fifth job to run again (${t.started.size} do)`,
+      );
+      await settle();
+      expect(t.started.size).toBe(5);
+      expect([...running(alices), ...running(carols)].length).toBeLessThanOrEqual(3);
+      expect(running(bobs).length).toBeLessThanOrEqual(3);
+    });
   });
 
   it('after its listening connection is cut, an instance says so, reconnects and hears again', async () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../src/engine/store-port.js';
 import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
+import { fairnessContract } from './store-contract/fairness.js';
 import { leaseContract } from './store-contract/leases.js';
 import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
@@ -31,6 +32,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     writeContract(c);
     readContract(c);
     leaseContract(c);
+    fairnessContract(c);
     pushContract(c);
     blobContract(c);
     statsContract(c);

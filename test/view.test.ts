@@ -24,6 +24,9 @@ const record = (statusMessage?: Message): TaskRecord => ({
   interruptions: 0,
   cancelRequested: false,
   pushConfigs: 0,
+  tenant: 'o',
+  priority: 0,
+  retries: 0,
 });
 
 const logged = (events: TaskEvent[]): LoggedEvent[] =>

@@ -24,6 +24,16 @@ export const ownerKey = (p: Principal): string =>
     : `${p.via}:${encodeURIComponent(p.tenant)}/${encodeURIComponent(p.id)}`;
 
 /**
+ * The tenant of an owner key, whose principals share one fair share of the runner slots
+ * (engine/fair-share.ts): "api-key:acme/alice" -> "api-key:acme". Keys of API keys and of tokens stay
+ * apart, as their tasks do: a token issuer naming a tenant does not join the API-key tenant's share.
+ */
+export const tenantOf = (owner: string): string => {
+  const slash = owner.indexOf('/');
+  return slash < 0 ? owner : owner.slice(0, slash);
+};
+
+/**
  * The name approver lists call a principal by, which says how it authenticated: "tenant/principal"
  * for an API key's, "jwt:tenant/principal" for a token's; none for the anonymous caller.
  */

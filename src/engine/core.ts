@@ -26,6 +26,17 @@ export interface Core {
   newTaskId: (now: number) => string;
   /** Unfinished tasks an owner may have at once; 0 for no limit. */
   maxActiveTasks: number;
+  /** The tenant an owner belongs to (its share of the runner slots: engine/fair-share.ts). */
+  tenantOf: (owner: string) => string;
+  priorities: Priorities;
+}
+
+/** What callers may ask of their task's place in their own queue (docs/scheduling.md). */
+export interface Priorities {
+  /** A task's priority lies within [-max, max]; 0 is the default. */
+  max: number;
+  /** Each step of priority moves a task this much earlier in its owner's queue. */
+  stepMs: number;
 }
 
 export const notFound = (id: string) => new EngineError('task-not-found', `Task ${id} not found`);

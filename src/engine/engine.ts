@@ -2,7 +2,7 @@ import { type Answer, type Answered, answer } from './answer.js';
 import type { ArtifactFile } from './artifact-reader.js';
 import type { ArtifactLink } from './artifacts.js';
 import { cancel, failOverdueInputs } from './cancel.js';
-import type { Core } from './core.js';
+import type { Core, Priorities } from './core.js';
 import type { LoggedEvent } from './events.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
@@ -37,6 +37,10 @@ export interface EngineOptions {
   /** Unfinished tasks an owner may have at once; 0 for no limit. */
   maxActiveTasks?: number;
   limits?: Partial<EngineLimits>;
+  /** The tenant an owner belongs to; default: each owner is a tenant of its own. */
+  tenantOf?: (owner: string) => string;
+  /** Bounds of the priority a caller may give; default: max 10, a step of 60 s. */
+  priorities?: Priorities;
   /** Where views link large artifacts: the download route, as callers reach it (a face's to say). */
   artifactUrl: ArtifactLink;
 }
@@ -71,6 +75,8 @@ export class Engine {
       cancelGraceMs: options.cancelGraceMs,
       newTaskId: options.newTaskId ?? uuidv7,
       maxActiveTasks: options.maxActiveTasks ?? 0,
+      tenantOf: options.tenantOf ?? ((owner) => owner),
+      priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
     };
   }
 

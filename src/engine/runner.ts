@@ -3,6 +3,7 @@ import { partBytes } from './artifacts.js';
 import { agentText } from './core.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
+import type { ClaimPolicy } from './fair-share.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
 import type { EngineObserver, JobOutcome } from './observer.js';
@@ -29,6 +30,8 @@ export interface RunnerOptions {
    * crashes the process must not crash it forever.
    */
   maxInterruptions: number;
+  /** Limits of running tasks per skill, per tenant and in all, across every runner of the store. */
+  claimPolicy?: ClaimPolicy;
   logger: Logger;
 }
 
@@ -122,7 +125,7 @@ export class Runner {
     const { journal, workerId, leaseMs } = this.#options;
     const started = performance.now();
     const now = journal.now();
-    const claimed = await journal.store.claim(workerId, now, leaseMs, free);
+    const claimed = await journal.store.claim(workerId, now, leaseMs, free, this.#options.claimPolicy);
     journal.observer.stored('claim', performance.now() - started);
     for (const c of claimed) {
       journal.publish(c);

@@ -111,6 +111,11 @@ export interface Skill<I = unknown> {
   /** How long the task is kept, from creation (capped by the server's maximum). */
   ttlMs: number;
   onInterrupt: InterruptPolicy;
+  /**
+   * How many of its jobs may run at once, across every instance sharing the store (default: no
+   * limit but the runner slots); the others wait queued. See docs/scheduling.md.
+   */
+  concurrency?: number;
   /** Bytes one artifact of this skill may hold (one run); the server's MAX_ARTIFACT_BYTES caps it. */
   maxArtifactBytes?: number;
   /**

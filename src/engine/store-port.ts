@@ -1,4 +1,5 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
+import type { ClaimPolicy } from '../engine/fair-share.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification, PushConfig } from '../engine/push.js';
 import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
 
@@ -23,6 +24,12 @@ export interface NewTask {
   expiresAt: number;
   ttlMs: number;
   pollIntervalMs: number;
+  /** Whose share of the runner slots it uses (default: its owner's own). */
+  tenant?: string;
+  /** Kept to show it; the order it gives is `queueAt`'s. */
+  priority?: number;
+  /** Its place in its owner's queue: earlier runs first (default: createdAt). See engine/fair-share.ts. */
+  queueAt?: number;
   /** The caller's messageId: a second create with the same (owner, messageId) returns the first task. */
   messageId: string;
   events: TaskEvent[];
@@ -170,11 +177,19 @@ export interface TaskStore {
   /** Events with seq > afterSeq, oldest first. */
   readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]>;
   /**
-   * Claims up to `limit` runnable tasks: `submitted` ones (moved to `working` with an event) and
-   * `working` ones whose lease expired (returned with `interrupted: true`). Expired tasks
-   * (expiresAt <= now) are never claimed.
+   * Claims up to `limit` runnable tasks: `working` ones whose lease expired (returned with
+   * `interrupted: true`), then `submitted` ones (moved to `working` with an event) as `pickFair`
+   * (engine/fair-share.ts) picks them from every owner's queue under `policy`, whose limits hold
+   * across every claimer of the store. Expired tasks (expiresAt <= now) and tasks waiting to be
+   * retried (runAfter > now) are never claimed.
    */
-  claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
+  claim(
+    workerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    policy?: ClaimPolicy,
+  ): Promise<ClaimedTask[]>;
   /** Extends a held lease to `until`; not held once the task left `working`, changed hands or expired. */
   renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus>;
   /** Lets another runner take the task over at once (graceful shutdown). */

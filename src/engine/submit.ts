@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Core, refuseManyParts, storeRefusals } from './core.js';
+import { type Core, type Priorities, refuseManyParts, storeRefusals } from './core.js';
+import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import { type NewPushConfig, pushConfigFor } from './push-configs.js';
 import { get } from './reads.js';
@@ -30,6 +31,11 @@ export interface Submission {
   /** A webhook registered with the task, in the same transaction. */
   push?: NewPushConfig;
   policy?: CallerPolicy;
+  /**
+   * Its place in the caller's own queue: higher runs sooner, among the caller's tasks only (an
+   * integer within the server's bounds, default 0). See docs/scheduling.md.
+   */
+  priority?: number;
 }
 
 export interface Submitted {
@@ -42,6 +48,7 @@ export interface Submitted {
 export async function submit(core: Core, s: Submission): Promise<Submitted> {
   const { journal } = core;
   if (s.message) refuseManyParts(s.message, core.limits);
+  const priority = priorityOf(s.priority, core.priorities);
   const skill = core.skills.use(s.skill, s.policy);
   const input = core.skills.parseInput(skill, s.input);
   const now = journal.now();
@@ -63,6 +70,11 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
       id,
       contextId,
       owner: s.owner,
+      tenant: core.tenantOf(s.owner),
+      priority,
+      // A priority moves the task earlier in its owner's queue only: it ages past a later task of
+      // higher priority once it waited their difference in steps (no starvation within an owner).
+      queueAt: now - priority * core.priorities.stepMs,
       skill: skill.id,
       input,
       metadata: s.metadata,
@@ -87,4 +99,16 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
   journal.queued();
   // The write returned the whole new task: no need to read it back.
   return { view: foldView(result.record, result.events, undefined, core.artifactUrl), created };
+}
+
+/** The caller's priority, checked against the server's bounds. */
+function priorityOf(priority: unknown, bounds: Priorities): number {
+  if (priority === undefined) return 0;
+  if (typeof priority === 'number' && Number.isInteger(priority) && Math.abs(priority) <= bounds.max) {
+    return priority;
+  }
+  throw new EngineError(
+    'invalid-params',
+    `priority must be an integer from -${bounds.max} to ${bounds.max} (higher runs sooner among your own tasks); got ${String(priority).slice(0, 40)}`,
+  );
 }

@@ -128,6 +128,16 @@ export interface TaskRecord {
   attempts: number;
   /** How many of those claims took it over from a runner that died (not from a graceful release). */
   interruptions: number;
+  /** The tenant whose share of the runner slots the task uses (see engine/fair-share.ts). */
+  tenant: string;
+  /** Its place in its owner's queue, as the caller asked (0: as submitted). */
+  priority: number;
+  /** Times a failed run was queued again under its skill's retry policy (not counting interruptions). */
+  retries: number;
+  /** While it waits to be retried: not claimed before this time (epoch ms). */
+  runAfter?: number;
+  /** Why each retried run failed, oldest first. */
+  retryReasons?: string[];
   cancelRequested: boolean;
   /** Webhooks registered for the task (its writes then queue notifications). */
   pushConfigs: number;

@@ -3,10 +3,12 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import { openAuthenticator } from '../auth/open.js';
+import { tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { type Config, ConfigError, describeDatabase } from '../config.js';
 import { Engine } from '../engine/engine.js';
 import { EventHub } from '../engine/events.js';
+import type { ClaimPolicy } from '../engine/fair-share.js';
 import { anonymousTaskId } from '../engine/ids.js';
 import { Journal } from '../engine/journal.js';
 import { SkillRegistry } from '../engine/registry.js';
@@ -95,6 +97,8 @@ export async function buildCore(
     newTaskId: authenticator.anonymous ? anonymousTaskId : undefined,
     cancelGraceMs: config.CANCEL_GRACE_MS,
     maxActiveTasks: config.MAX_ACTIVE_TASKS,
+    tenantOf,
+    priorities: { max: config.MAX_PRIORITY, stepMs: config.PRIORITY_STEP_MS },
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
@@ -114,6 +118,7 @@ export async function buildCore(
     leaseMs: config.LEASE_MS,
     pollMs: config.RUNNER_POLL_MS,
     maxInterruptions: config.MAX_INTERRUPTIONS,
+    claimPolicy: claimPolicy(config, skills.all()),
     logger,
   });
   const sweeper = new Sweeper({
@@ -153,6 +158,17 @@ export async function buildCore(
 const metricsOn = (config: Config): boolean =>
   config.METRICS_TOKEN !== undefined || config.METRICS_PORT !== undefined;
 
+/** The limits of running jobs: each skill's own, and the settings'. */
+function claimPolicy(config: Config, skills: readonly AnySkill[]): ClaimPolicy {
+  const skillLimits: Record<string, number> = {};
+  for (const s of skills) if (s.concurrency !== undefined) skillLimits[s.id] = s.concurrency;
+  return {
+    skillLimits,
+    tenantLimit: config.TENANT_MAX_RUNNING || undefined,
+    globalLimit: config.MAX_RUNNING || undefined,
+  };
+}
+
 /** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */
 function loadOperatorSkills(config: Config): AnySkill[] {
   if (!config.COMMANDS_FILE) return [];
@@ -162,7 +178,12 @@ function loadOperatorSkills(config: Config): AnySkill[] {
     'write the allow-list there (a JSON array of commands: README, "Skills"), or unset COMMANDS_FILE',
   );
   try {
-    return [commandSkill(loadCommands(config.COMMANDS_FILE), { killGraceMs: config.COMMAND_KILL_GRACE_MS })];
+    return [
+      commandSkill(loadCommands(config.COMMANDS_FILE), {
+        killGraceMs: config.COMMAND_KILL_GRACE_MS,
+        concurrency: config.COMMAND_MAX_RUNNING || undefined,
+      }),
+    ];
   } catch (err) {
     throw new ConfigError(`COMMANDS_FILE=${config.COMMANDS_FILE}: ${(err as Error).message}`);
   }

@@ -143,7 +143,7 @@ function inputFromText(text: string, names: ReadonlySet<string>): unknown {
  */
 export function commandSkill(
   commands: readonly CommandSpec[],
-  opts: { killGraceMs?: number } = {},
+  opts: { killGraceMs?: number; concurrency?: number } = {},
 ): Skill<Input> {
   const list = parseCommands(commands, 'commands');
   if (list.length === 0) throw new Error('commands: the allow-list is empty');
@@ -168,6 +168,7 @@ export function commandSkill(
     pollIntervalMs: 1000,
     ttlMs: 7 * 86_400_000,
     onInterrupt: 'fail', // a command cut off by a crash must not silently run twice
+    concurrency: opts.concurrency,
     run: (ctx) => runCommand(ctx, byName.get(ctx.input.command) as Command, killGraceMs),
   });
 }

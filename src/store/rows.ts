@@ -1,4 +1,5 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
+import type { QueuedTask } from '../engine/fair-share.js';
 import type { PendingNotification, PushConfig } from '../engine/push.js';
 import type { ListPage, TaskStamp } from '../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../engine/task.js';
@@ -31,7 +32,29 @@ export interface TaskRow {
   push_configs: number;
   approvers: string | null;
   input_deadline: number | null;
+  tenant: string;
+  priority: number;
+  run_after: number;
+  retries: number;
+  retry_reasons: string | null;
 }
+
+/** A queued task as the fair claim reads it. */
+export interface QueuedRow {
+  id: string;
+  owner: string;
+  tenant: string;
+  skill: string;
+  created_at: number;
+}
+
+export const toQueued = (r: QueuedRow): QueuedTask => ({
+  id: r.id,
+  owner: r.owner,
+  tenant: r.tenant || r.owner,
+  skill: r.skill,
+  createdAt: r.created_at,
+});
 
 export interface PushConfigRow {
   task_id: string;
@@ -83,6 +106,12 @@ export function toRecord(r: TaskRow): TaskRecord {
     pushConfigs: r.push_configs,
     approvers: r.approvers ? (JSON.parse(r.approvers) as string[]) : undefined,
     inputDeadline: r.input_deadline ?? undefined,
+    // Rows that ended before tenants were stored have none: each owner was its own.
+    tenant: r.tenant || r.owner,
+    priority: r.priority,
+    retries: r.retries,
+    runAfter: r.run_after > 0 ? r.run_after : undefined,
+    retryReasons: r.retry_reasons ? (JSON.parse(r.retry_reasons) as string[]) : undefined,
   };
 }
 

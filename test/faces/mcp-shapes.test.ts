@@ -25,6 +25,9 @@ function record(over: Partial<TaskRecord> = {}): TaskRecord {
     interruptions: 0,
     cancelRequested: false,
     pushConfigs: 0,
+    tenant: 'api-key:acme',
+    priority: 0,
+    retries: 0,
     ...over,
   };
 }

@@ -66,6 +66,9 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     events.payloads,
     max ?? null,
     slack,
+    task.tenant ?? task.owner,
+    task.priority ?? 0,
+    task.queueAt ?? task.createdAt,
   ];
   const configs = task.pushConfigs ?? [];
   const row = await db.maybeTransaction(locked || configs.length > 0, async (client) => {

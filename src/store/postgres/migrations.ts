@@ -114,6 +114,24 @@ CREATE TABLE owner_usage (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'fair claims: tenant, priority and queue order, retry backoff',
+    // Existing rows: queue_at 0 (queued before this version: first in their owner's queue); the
+    // active ones get their tenant from the owner key ("via:tenant/principal", auth/principal.ts).
+    sql: `
+ALTER TABLE tasks ADD COLUMN tenant text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN priority integer NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN queue_at bigint NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN run_after bigint NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN retries integer NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN retry_reasons text;
+UPDATE tasks SET tenant = split_part(owner, '/', 1)
+  WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
+CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at) WHERE state = 'submitted';
+CREATE INDEX tasks_running ON tasks (tenant, owner, skill) WHERE state = 'working';
+`,
+  },
 ];
 
 /**

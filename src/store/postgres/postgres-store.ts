@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
+import { type ClaimPolicy, pickFair, type RunningCount } from '../../engine/fair-share.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -31,11 +32,13 @@ import {
   json,
   type NotificationRow,
   type PushConfigRow,
+  type QueuedRow,
   type TaskRow,
   toLogged,
   toPage,
   toPendingNotification,
   toPushConfig,
+  toQueued,
   toRecord,
   toStamp,
 } from '../rows.js';
@@ -69,6 +72,7 @@ export class PostgresStore implements TaskStore {
   readonly #db: Db;
   readonly #feed: ChangeFeed;
   readonly #channel: string;
+  readonly #schema: string;
   /** Tells this instance's notices from the others'. */
   readonly #instance = randomUUID().slice(0, 8);
   /** The server's max_connections: the most creates that can be in flight at once, cluster-wide. */
@@ -79,6 +83,7 @@ export class PostgresStore implements TaskStore {
     const config = connectionConfig(o.url, o.schema);
     this.#db = new Db(config, o.poolMax, o.logger);
     this.#channel = `taskhandle_${o.schema}`;
+    this.#schema = o.schema;
     this.#feed = new ChangeFeed(config, this.#channel, this.#instance, o.logger);
   }
 
@@ -234,7 +239,13 @@ export class PostgresStore implements TaskStore {
     return rows.map((e) => toLogged(taskId, e));
   }
 
-  async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claim(
+    workerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    policy: ClaimPolicy = {},
+  ): Promise<ClaimedTask[]> {
     const until = now + leaseMs;
     // Takeovers first: their tasks were accepted before anything still queued.
     const orphans = await this.#db.query<TaskRow & { lease_token: string }>(Q.claimOrphans, [
@@ -249,16 +260,28 @@ export class PostgresStore implements TaskStore {
       interrupted: true,
       events: [],
     }));
-    if (claimed.length >= limit) return claimed;
-    const queued = await this.#db.query<TaskRow & { lease_token: string }>(Q.claimQueued, [
-      now,
-      limit - claimed.length,
-      workerId,
-      until,
-      WORKING_STATUS,
-      this.#channel,
-      notice.eventsPrefix(this.#instance),
-    ]);
+    const slots = limit - claimed.length;
+    if (slots <= 0) return claimed;
+    const queued = await this.#db.transaction(async (client) => {
+      // Held to the commit: the next claimer, here or on another instance, counts these as running.
+      await client.query({ ...Q.lockClaims, values: [this.#schema] });
+      const [heads, running] = await Promise.all([
+        client.query<QueuedRow>({ ...Q.ownerQueues, values: [now, slots] }),
+        client.query<RunningCount>({ ...Q.running, values: [now] }),
+      ]);
+      const picked = pickFair(heads.rows.map(toQueued), running.rows, policy, slots);
+      if (picked.length === 0) return [];
+      const values = [
+        now,
+        picked.map((t) => t.id),
+        workerId,
+        until,
+        WORKING_STATUS,
+        this.#channel,
+        notice.eventsPrefix(this.#instance),
+      ];
+      return (await client.query<TaskRow & { lease_token: string }>({ ...Q.claimQueued, values })).rows;
+    });
     for (const row of queued) {
       claimed.push({
         record: toRecord(row),

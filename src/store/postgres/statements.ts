@@ -27,7 +27,8 @@ const SQL = {
   lockOwner: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.owner.' || $1, 0))",
   // $1 id, $2 context_id, $3 owner, $4 skill, $5 input, $6 metadata, $7 created_at, $8 expires_at,
   // $9 ttl_ms, $10 poll_interval_ms, $11 message_id, $12 kinds, $13 payloads, $14 the owner's limit
-  // of unfinished tasks (null: none), $15 how far below it a create must stay.
+  // of unfinished tasks (null: none), $15 how far below it a create must stay, $16 tenant,
+  // $17 priority, $18 queue_at.
   // The message id goes first: a second create with it (here or on another instance) waits for this
   // one on the primary key, then inserts nothing, and so neither does the rest of the statement.
   // The row that comes back always carries the owner's count (`active`), with the task if made.
@@ -37,9 +38,10 @@ const SQL = {
       SELECT $3::text, $11::text, $1::text FROM cnt WHERE $14::int IS NULL OR cnt.n + $15::int < $14::int
       ON CONFLICT DO NOTHING RETURNING task_id),
     u AS (INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
-        expires_at, ttl_ms, poll_interval_ms, last_seq)
+        expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at)
       SELECT $1::text, $2::text, $3::text, $4::text, 'submitted', $5::text, $6::text, $7::bigint, $7::bigint,
-        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]) FROM m
+        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]), $16::text, $17::integer, $18::bigint
+      FROM m
       RETURNING *),
     e AS (INSERT INTO events (task_id, seq, kind, at, payload)
       SELECT u.id, x.ord, x.kind, $7::bigint, x.payload
@@ -101,10 +103,26 @@ const SQL = {
       interruptions = t.interruptions + CASE WHEN t.lease_expires_at > 0 THEN 1 ELSE 0 END
     FROM c WHERE t.id = c.id
     RETURNING t.*`,
-  // $1 now, $2 limit, $3 worker, $4 lease until, $5 the working status payload, $6 channel,
-  // $7 notice prefix.
-  claimQueued: `WITH c AS (SELECT id FROM tasks WHERE state = 'submitted' AND expires_at > $1
-      ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+  // The fair claim (engine/fair-share.ts) reads, then writes, under one lock per cluster: the
+  // limits of running tasks hold across instances (a claim reads every claim committed before it).
+  lockClaims: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.claim.' || $1, 0))",
+  // The owners with queued tasks, one index seek each (a loose scan of tasks_queue_by_owner), and
+  // the first $2 tasks of each owner's queue: the cost follows the queued owners, not the tasks.
+  // $1 now, $2 per owner.
+  ownerQueues: `WITH RECURSIVE o(owner) AS (
+      (SELECT owner FROM tasks WHERE state = 'submitted' ORDER BY owner LIMIT 1)
+      UNION ALL
+      SELECT (SELECT t.owner FROM tasks t WHERE t.state = 'submitted' AND t.owner > o.owner
+        ORDER BY t.owner LIMIT 1) FROM o WHERE o.owner IS NOT NULL)
+    SELECT q.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
+      WHERE t.state = 'submitted' AND t.owner = o.owner AND t.expires_at > $1 AND t.run_after <= $1
+      ORDER BY t.queue_at LIMIT $2) q`,
+  running: `SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
+    WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill`,
+  // $1 now, $2 the picked ids, $3 worker, $4 lease until, $5 the working status payload,
+  // $6 channel, $7 notice prefix. SKIP LOCKED: a task another write holds (a cancel) is left.
+  claimQueued: `WITH c AS (SELECT id FROM tasks WHERE id = ANY($2::text[]) AND state = 'submitted'
+      AND expires_at > $1 FOR UPDATE SKIP LOCKED),
     u AS (UPDATE tasks t SET lease_owner = $3, lease_token = gen_random_uuid()::text,
         lease_expires_at = $4, attempts = t.attempts + 1, state = 'working', status_message = NULL,
         updated_at = $1, last_seq = t.last_seq + 1
@@ -114,7 +132,7 @@ const SQL = {
     o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
       SELECT u.id, p.id, u.last_seq, $1, $1 FROM u JOIN push_configs p ON p.task_id = u.id
       WHERE u.push_configs > 0 AND p.all_events = 1)
-    SELECT u.*, pg_notify($6, $7 || u.id || ' working') FROM u ORDER BY u.created_at`,
+    SELECT u.*, pg_notify($6, $7 || u.id || ' working') FROM u ORDER BY array_position($2::text[], u.id)`,
   renewLease: `UPDATE tasks SET lease_expires_at = $4
     WHERE id = $1 AND lease_token = $2 AND state = 'working' AND expires_at > $3
     RETURNING cancel_requested`,

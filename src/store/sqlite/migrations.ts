@@ -144,6 +144,25 @@ CREATE TABLE owner_usage (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 12,
+    name: 'fair claims: tenant, priority and queue order, retry backoff',
+    // Existing rows: queue_at 0 (queued before this version: first in their owner's queue); the
+    // active ones get their tenant from the owner key ("via:tenant/principal", auth/principal.ts).
+    sql: `
+ALTER TABLE tasks ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN queue_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN run_after INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN retry_reasons TEXT;
+UPDATE tasks SET tenant = CASE WHEN instr(owner, '/') > 0 THEN substr(owner, 1, instr(owner, '/') - 1)
+    ELSE owner END
+  WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
+CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at) WHERE state = 'submitted';
+CREATE INDEX tasks_running ON tasks (tenant, owner, skill) WHERE state = 'working';
+`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

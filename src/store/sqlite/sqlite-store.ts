@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
+import { type ClaimPolicy, pickFair, type QueuedTask, type RunningCount } from '../../engine/fair-share.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -32,12 +33,14 @@ import {
   json,
   type NotificationRow,
   type PushConfigRow,
+  type QueuedRow,
   type TaskRow,
   toLogged,
   toPage,
   toPendingNotification,
   toPushConfig,
   toPushConfigRow,
+  toQueued,
   toRecord,
   toStamp,
 } from '../rows.js';
@@ -131,6 +134,9 @@ export class SqliteStore implements TaskStore {
         ttl_ms: task.ttlMs,
         poll_interval_ms: task.pollIntervalMs,
         last_seq: task.events.length,
+        tenant: task.tenant ?? task.owner,
+        priority: task.priority ?? 0,
+        queue_at: task.queueAt ?? task.createdAt,
       }) as TaskRow;
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
       for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
@@ -234,18 +240,18 @@ export class SqliteStore implements TaskStore {
     return (this.#q.readEvents.all(taskId, afterSeq, limit) as EventRow[]).map((e) => toLogged(taskId, e));
   }
 
-  async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claim(
+    workerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    policy: ClaimPolicy = {},
+  ): Promise<ClaimedTask[]> {
     return this.#writes.run(() => {
       // Takeovers first: their tasks were accepted before anything still queued.
       const orphans = this.#q.claimableOrphans.all({ now, limit }) as { id: string; state: TaskState }[];
-      const queued =
-        orphans.length < limit
-          ? (this.#q.claimableQueued.all({ now, limit: limit - orphans.length }) as {
-              id: string;
-              state: TaskState;
-            }[])
-          : [];
-      const candidates = [...orphans, ...queued];
+      const queued = orphans.length < limit ? this.#pickQueued(now, limit - orphans.length, policy) : [];
+      const candidates = [...orphans, ...queued.map((t) => ({ id: t.id, state: 'submitted' as const }))];
       const claimed: ClaimedTask[] = [];
       for (const c of candidates) {
         const leaseToken = randomUUID();
@@ -267,6 +273,21 @@ export class SqliteStore implements TaskStore {
       }
       return claimed;
     });
+  }
+
+  /** The queued tasks to claim next, as the fair share picks them (one process: exact). */
+  #pickQueued(now: number, slots: number, policy: ClaimPolicy): QueuedTask[] {
+    const queued: QueuedTask[] = [];
+    let owner = '';
+    for (;;) {
+      const next = this.#q.queuedOwnerAfter.get(owner) as { owner: string } | undefined;
+      if (!next) break;
+      owner = next.owner;
+      const rows = this.#q.ownerQueue.all({ owner, now, limit: slots }) as QueuedRow[];
+      for (const r of rows) queued.push(toQueued(r));
+    }
+    const running = this.#q.running.all({ now }) as RunningCount[];
+    return pickFair(queued, running, policy, slots);
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {

@@ -7,9 +7,9 @@ const LIST_WHERE = `owner = @owner AND expires_at > @now
 
 const SQL = {
   insertTask: `INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
-      expires_at, ttl_ms, poll_interval_ms, last_seq)
+      expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at)
     VALUES (@id, @context_id, @owner, @skill, 'submitted', @input, @metadata, @created_at, @created_at,
-      @expires_at, @ttl_ms, @poll_interval_ms, @last_seq)
+      @expires_at, @ttl_ms, @poll_interval_ms, @last_seq, @tenant, @priority, @queue_at)
     RETURNING *`,
   insertEvent: 'INSERT INTO events (task_id, seq, kind, at, payload) VALUES (?, ?, ?, ?, ?)',
   insertMessageId: 'INSERT INTO message_ids (owner, message_id, task_id) VALUES (?, ?, ?)',
@@ -58,8 +58,16 @@ const SQL = {
   claimableOrphans: `SELECT id, state FROM tasks
     WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now
     ORDER BY lease_expires_at LIMIT @limit`,
-  claimableQueued: `SELECT id, state FROM tasks WHERE state = 'submitted' AND expires_at > @now
-    ORDER BY created_at LIMIT @limit`,
+  // The fair claim's reads (engine/fair-share.ts), on the partial indexes of migration 12: the
+  // owners with queued tasks one index seek each, the first tasks of each owner's queue, and the
+  // running tasks counted by tenant, owner and skill.
+  queuedOwnerAfter: `SELECT owner FROM tasks WHERE state = 'submitted' AND owner > ?
+    ORDER BY owner LIMIT 1`,
+  ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks
+    WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
+    ORDER BY queue_at LIMIT @limit`,
+  running: `SELECT tenant, owner, skill, count(*) AS n FROM tasks
+    WHERE state = 'working' AND expires_at > @now GROUP BY tenant, owner, skill`,
   claim: `UPDATE tasks SET
       lease_owner = @worker, lease_token = @token, lease_expires_at = @until, attempts = attempts + 1,
       -- a released lease (0) was a graceful shutdown; an expired one means its runner died
