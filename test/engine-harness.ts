@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Answered } from '../src/engine/answer.js';
-import { Engine } from '../src/engine/engine.js';
+import { Engine, type EngineOptions } from '../src/engine/engine.js';
 import { EventHub } from '../src/engine/events.js';
 import type { CallerPolicy } from '../src/engine/grant.js';
 import { Journal } from '../src/engine/journal.js';
@@ -30,6 +30,8 @@ export interface HarnessOptions {
   limits?: Partial<EngineLimits>;
   /** Hears what the engine does (the metrics tests). */
   observer?: EngineObserver;
+  /** Engine settings beyond these (tenants, priorities, limits of running tasks). */
+  engine?: Partial<Pick<EngineOptions, 'tenantOf' | 'priorities' | 'claimPolicy'>>;
 }
 
 /**
@@ -60,6 +62,7 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     limits: o.limits,
     cancelGraceMs: o.cancelGraceMs ?? 10_000,
     artifactUrl: artifactPath,
+    ...o.engine,
   });
   const runners: Runner[] = [];
   return {

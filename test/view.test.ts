@@ -27,6 +27,7 @@ const record = (statusMessage?: Message): TaskRecord => ({
   tenant: 'o',
   priority: 0,
   retries: 0,
+  queueAt: 0,
 });
 
 const logged = (events: TaskEvent[]): LoggedEvent[] =>

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ArtifactLink } from './artifacts.js';
 import { EngineError } from './errors.js';
+import type { ClaimPolicy } from './fair-share.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
@@ -29,6 +30,8 @@ export interface Core {
   /** The tenant an owner belongs to (its share of the runner slots: engine/fair-share.ts). */
   tenantOf: (owner: string) => string;
   priorities: Priorities;
+  /** The limits of running tasks the runners claim under (queued tasks say which one holds them). */
+  claimPolicy: ClaimPolicy;
 }
 
 /** What callers may ask of their task's place in their own queue (docs/scheduling.md). */

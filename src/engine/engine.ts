@@ -4,6 +4,7 @@ import type { ArtifactLink } from './artifacts.js';
 import { cancel, failOverdueInputs } from './cancel.js';
 import type { Core, Priorities } from './core.js';
 import type { LoggedEvent } from './events.js';
+import type { ClaimPolicy } from './fair-share.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js';
@@ -41,6 +42,8 @@ export interface EngineOptions {
   tenantOf?: (owner: string) => string;
   /** Bounds of the priority a caller may give; default: max 10, a step of 60 s. */
   priorities?: Priorities;
+  /** Limits of running tasks, per skill, per tenant and in all (the runners' default too). */
+  claimPolicy?: ClaimPolicy;
   /** Where views link large artifacts: the download route, as callers reach it (a face's to say). */
   artifactUrl: ArtifactLink;
 }
@@ -77,6 +80,7 @@ export class Engine {
       maxActiveTasks: options.maxActiveTasks ?? 0,
       tenantOf: options.tenantOf ?? ((owner) => owner),
       priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
+      claimPolicy: options.claimPolicy ?? {},
     };
   }
 
@@ -87,6 +91,10 @@ export class Engine {
 
   get skills(): SkillRegistry {
     return this.#core.skills;
+  }
+
+  get claimPolicy(): ClaimPolicy {
+    return this.#core.claimPolicy;
   }
 
   get limits(): EngineLimits {

@@ -4,8 +4,9 @@ import { type Core, notFound, storeRefusals } from './core.js';
 import { EngineError, isEngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import { LIST_PAGE_BYTES, viewBytes } from './limits.js';
+import { withStanding } from './queue.js';
 import type { ListPage } from './store-port.js';
-import type { TaskRecord, TaskState, TaskView } from './task.js';
+import type { QueueStanding, TaskRecord, TaskState, TaskView } from './task.js';
 import { foldView } from './view.js';
 
 export interface ListOptions {
@@ -24,7 +25,7 @@ export async function record(core: Core, owner: string, id: string): Promise<Tas
   const { store, now } = core.journal;
   const found = await store.getTask(id, now());
   if (!found || found.owner !== owner) throw notFound(id);
-  return found;
+  return withStanding(core, found);
 }
 
 /** The caller's task as a view (record, history, artifacts). */
@@ -33,7 +34,7 @@ export async function get(core: Core, owner: string, id: string, historyLength?:
   // Ownership is part of the read: another owner's task costs and answers what a missing id does.
   const found = await store.getTaskWithLog(id, now(), owner);
   if (!found) throw notFound(id);
-  return foldView(found.record, found.log, historyLength, core.artifactUrl);
+  return foldView(await withStanding(core, found.record), found.log, historyLength, core.artifactUrl);
 }
 
 /** A key that changes whenever the task's view may have changed (see {@link viewVersion}). */
@@ -41,12 +42,21 @@ export async function version(core: Core, owner: string, id: string): Promise<st
   const { store, now } = core.journal;
   const stamp = await store.getTaskStamp(id, now());
   if (!stamp || stamp.owner !== owner) throw notFound(id);
+  // A queued task's standing changes as others run: its version says where it stands too.
+  if (stamp.state === 'submitted') return viewVersion(await record(core, owner, id));
   return viewVersion(stamp);
 }
 
 /** See {@link version}. */
-export const viewVersion = (r: { lastSeq: number; updatedAt: number }): string =>
-  `${r.lastSeq}:${r.updatedAt}`;
+export const viewVersion = (r: {
+  lastSeq: number;
+  updatedAt: number;
+  queue?: QueueStanding;
+  pollIntervalMs?: number;
+}): string =>
+  r.queue
+    ? `${r.lastSeq}:${r.updatedAt}:${r.queue.ahead}:${r.queue.reason}:${r.pollIntervalMs}`
+    : `${r.lastSeq}:${r.updatedAt}`;
 
 /** A page of the caller's tasks, newest first; pages past LIST_PAGE_BYTES of histories end early. */
 export async function list(

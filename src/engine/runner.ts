@@ -30,7 +30,10 @@ export interface RunnerOptions {
    * crashes the process must not crash it forever.
    */
   maxInterruptions: number;
-  /** Limits of running tasks per skill, per tenant and in all, across every runner of the store. */
+  /**
+   * Limits of running tasks per skill, per tenant and in all, across every runner of the store
+   * (default: the engine's).
+   */
   claimPolicy?: ClaimPolicy;
   logger: Logger;
 }
@@ -125,7 +128,13 @@ export class Runner {
     const { journal, workerId, leaseMs } = this.#options;
     const started = performance.now();
     const now = journal.now();
-    const claimed = await journal.store.claim(workerId, now, leaseMs, free, this.#options.claimPolicy);
+    const claimed = await journal.store.claim(
+      workerId,
+      now,
+      leaseMs,
+      free,
+      this.#options.claimPolicy ?? this.#options.engine.claimPolicy,
+    );
     journal.observer.stored('claim', performance.now() - started);
     for (const c of claimed) {
       journal.publish(c);

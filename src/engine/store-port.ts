@@ -97,8 +97,19 @@ export interface ClaimedTask {
 
 export interface TaskStamp {
   owner: string;
+  state: TaskState;
   lastSeq: number;
   updatedAt: number;
+}
+
+/** What a queued task waits behind (see `queueCounts`). */
+export interface QueueCounts {
+  /** Its owner's queued tasks before it in queue order, counted up to the cap asked for. */
+  ahead: number;
+  /** Tasks running now: of its tenant, of its skill, and in all. */
+  tenantRunning: number;
+  skillRunning: number;
+  running: number;
 }
 
 export interface ListFilter {
@@ -190,6 +201,15 @@ export interface TaskStore {
     limit: number,
     policy?: ClaimPolicy,
   ): Promise<ClaimedTask[]>;
+  /**
+   * What the queued `task` waits behind: the cost follows the cap and the running tasks, not the
+   * queue's length.
+   */
+  queueCounts(
+    task: Pick<TaskRecord, 'id' | 'owner' | 'tenant' | 'skill' | 'queueAt'>,
+    now: number,
+    cap: number,
+  ): Promise<QueueCounts>;
   /** Extends a held lease to `until`; not held once the task left `working`, changed hands or expired. */
   renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus>;
   /** Lets another runner take the task over at once (graceful shutdown). */

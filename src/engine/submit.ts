@@ -35,7 +35,7 @@ export interface Submission {
    * Its place in the caller's own queue: higher runs sooner, among the caller's tasks only (an
    * integer within the server's bounds, default 0). See docs/scheduling.md.
    */
-  priority?: number;
+  priority?: unknown;
 }
 
 export interface Submitted {

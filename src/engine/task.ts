@@ -105,6 +105,16 @@ export interface Progress {
   message?: string;
 }
 
+/** Where a queued task stands, shown on its handle (docs/scheduling.md). */
+export interface QueueStanding {
+  /** 1 + `ahead`. */
+  position: number;
+  /** Its owner's queued tasks that run before it (counted up to a cap: at least this many). */
+  ahead: number;
+  /** What it waits for now. */
+  reason: 'no free slot' | 'tenant limit' | 'skill limit' | 'retry backoff';
+}
+
 /** The stored task row: everything but its event log. Times are epoch milliseconds. */
 export interface TaskRecord {
   id: string;
@@ -138,6 +148,10 @@ export interface TaskRecord {
   runAfter?: number;
   /** Why each retried run failed, oldest first. */
   retryReasons?: string[];
+  /** Its place in its owner's queue while `submitted` (earlier runs sooner; see engine/fair-share.ts). */
+  queueAt: number;
+  /** While `submitted`, as a read found it: where the task stands (engine/queue.ts). */
+  queue?: QueueStanding;
   cancelRequested: boolean;
   /** Webhooks registered for the task (its writes then queue notifications). */
   pushConfigs: number;

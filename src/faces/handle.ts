@@ -1,4 +1,10 @@
-import { isTerminal, type Message, type Progress, type TaskRecord } from '../engine/task.js';
+import {
+  isTerminal,
+  type Message,
+  type Progress,
+  type QueueStanding,
+  type TaskRecord,
+} from '../engine/task.js';
 
 /**
  * The task handle every face shows (A2A in its extension metadata, /v1/jobs in the job document):
@@ -11,6 +17,10 @@ export interface TaskHandle {
   ttlMs: number;
   expiresAt: string;
   progress?: { percent?: number; message?: string };
+  /** While submitted: where the task stands in its owner's queue and what it waits for. */
+  queue?: QueueStanding;
+  /** Its place in its owner's queue, when the caller gave one. */
+  priority?: number;
 }
 
 export function handleOf(r: TaskRecord): TaskHandle {
@@ -21,6 +31,8 @@ export function handleOf(r: TaskRecord): TaskHandle {
     ttlMs: r.ttlMs,
     expiresAt: new Date(r.expiresAt).toISOString(),
     ...progressOf(r),
+    ...(r.queue ? { queue: r.queue } : {}),
+    ...(r.priority !== 0 ? { priority: r.priority } : {}),
   };
 }
 

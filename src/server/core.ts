@@ -99,6 +99,7 @@ export async function buildCore(
     maxActiveTasks: config.MAX_ACTIVE_TASKS,
     tenantOf,
     priorities: { max: config.MAX_PRIORITY, stepMs: config.PRIORITY_STEP_MS },
+    claimPolicy: claimPolicy(config, skills.all()),
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
@@ -118,7 +119,6 @@ export async function buildCore(
     leaseMs: config.LEASE_MS,
     pollMs: config.RUNNER_POLL_MS,
     maxInterruptions: config.MAX_INTERRUPTIONS,
-    claimPolicy: claimPolicy(config, skills.all()),
     logger,
   });
   const sweeper = new Sweeper({

@@ -35,6 +35,7 @@ export interface TaskRow {
   tenant: string;
   priority: number;
   run_after: number;
+  queue_at: number;
   retries: number;
   retry_reasons: string | null;
 }
@@ -112,6 +113,7 @@ export function toRecord(r: TaskRow): TaskRecord {
     retries: r.retries,
     runAfter: r.run_after > 0 ? r.run_after : undefined,
     retryReasons: r.retry_reasons ? (JSON.parse(r.retry_reasons) as string[]) : undefined,
+    queueAt: r.queue_at,
   };
 }
 
@@ -156,8 +158,14 @@ export function toPage(rows: readonly TaskRow[], pageSize: number, totalSize: nu
   return { records: page.map(toRecord), nextPageToken, totalSize };
 }
 
-export const toStamp = (r: { owner: string; last_seq: number; updated_at: number }): TaskStamp => ({
+export const toStamp = (r: {
+  owner: string;
+  state: TaskState;
+  last_seq: number;
+  updated_at: number;
+}): TaskStamp => ({
   owner: r.owner,
+  state: r.state,
   lastSeq: r.last_seq,
   updatedAt: r.updated_at,
 });

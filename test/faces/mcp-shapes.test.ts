@@ -28,6 +28,7 @@ function record(over: Partial<TaskRecord> = {}): TaskRecord {
     tenant: 'api-key:acme',
     priority: 0,
     retries: 0,
+    queueAt: 0,
     ...over,
   };
 }

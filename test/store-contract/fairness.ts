@@ -50,6 +50,18 @@ export function fairnessContract(c: Contract): void {
       expect(await claim(1)).toEqual([bobs[2]]);
     });
 
+    it('with one slot, tenants take turns: the one served last goes after the one that waits', async () => {
+      const alices = await flood(ALICE, 5, T0);
+      const bobs = await flood(BOB, 2, T0 + 500);
+      const order: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const [id] = await claim(1, {}, NOW + i);
+        order.push(id as string);
+        await finish(id as string);
+      }
+      expect(order).toEqual([alices[0], bobs[0], alices[1], bobs[1]]);
+    });
+
     it('shares a tenant among its principals by their running tasks', async () => {
       const alices = await flood(ALICE, 10, T0);
       const carols = await flood(CAROL, 2, T0 + 100);
@@ -73,6 +85,24 @@ export function fairnessContract(c: Contract): void {
       const [solo] = await flood({ owner: 'anonymous' }, 1, T0);
       expect((await c.store.getTask(mine as string, NOW))?.tenant).toBe(ALICE.tenant);
       expect((await c.store.getTask(solo as string, NOW))?.tenant).toBe('anonymous');
+    });
+  });
+
+  describe('queueCounts', () => {
+    it("counts the owner's queued tasks before a task (up to the cap) and the running ones", async () => {
+      const alices = await flood(ALICE, 6, T0);
+      const [bobs] = await flood(BOB, 1, T0, { skill: 'build' });
+      expect(await claim(2)).toEqual([alices[0], bobs]);
+      const last = await c.store.getTask(alices[5] as string, NOW);
+      expect(await c.store.queueCounts(last as NonNullable<typeof last>, NOW, 100)).toEqual({
+        ahead: 4,
+        tenantRunning: 1,
+        skillRunning: 1,
+        running: 2,
+      });
+      expect((await c.store.queueCounts(last as NonNullable<typeof last>, NOW, 2)).ahead).toBe(2);
+      const next = await c.store.getTask(alices[1] as string, NOW);
+      expect((await c.store.queueCounts(next as NonNullable<typeof next>, NOW, 100)).ahead).toBe(0);
     });
   });
 

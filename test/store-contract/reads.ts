@@ -15,16 +15,18 @@ export function readContract(c: Contract): void {
       expect(await c.store.getTask(record.id, T0 + 5000)).toBeUndefined();
     });
 
-    it('getTaskStamp gives owner, lastSeq and updatedAt, moving with every write, hidden once expired', async () => {
+    it('getTaskStamp gives owner, state, lastSeq and updatedAt, moving with every write, hidden once expired', async () => {
       const record = await create({ expiresAt: T0 + 1000 });
       expect(await c.store.getTaskStamp(record.id, T0)).toEqual({
         owner: 'alice',
+        state: 'submitted',
         lastSeq: record.lastSeq,
         updatedAt: record.updatedAt,
       });
       await c.store.write({ taskId: record.id, from: ['submitted'], events: [note('x')], at: T0 + 5 });
       expect(await c.store.getTaskStamp(record.id, T0 + 5)).toEqual({
         owner: 'alice',
+        state: 'submitted',
         lastSeq: record.lastSeq + 1,
         updatedAt: T0 + 5,
       });

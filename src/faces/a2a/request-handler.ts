@@ -277,6 +277,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
       metadata: params.metadata,
       push,
       policy,
+      // The engine checks it against its bounds, naming the field.
+      priority: message.metadata?.priority,
     });
     return { kind: 'task', view, created };
   }

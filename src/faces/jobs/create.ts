@@ -15,7 +15,12 @@ import type { JobsOptions } from './options.js';
 import { parsePrefer } from './prefer.js';
 import { jsonBody, ownerOf, sendDocument } from './respond.js';
 
-const NewJob = z.strictObject({ skill: z.string().min(1).max(200), input: z.unknown().optional() });
+const NewJob = z.strictObject({
+  skill: z.string().min(1).max(200),
+  input: z.unknown().optional(),
+  /** Its place among the caller's own jobs (bounds: the engine's, MAX_PRIORITY). */
+  priority: z.number().int().optional(),
+});
 
 /**
  * `POST /v1/jobs`: 202 Accepted with Location and Retry-After (or, with `Prefer: wait=N`, the result
@@ -31,7 +36,7 @@ export const createJob =
       const issue = parsed.error.issues[0];
       throw new Refused(
         400,
-        `Send {"skill": string, "input": object}: ${issue?.path.join('.') || 'body'}: ${issue?.message}`,
+        `Send {"skill": string, "input": object, "priority"?: integer}: ${issue?.path.join('.') || 'body'}: ${issue?.message}`,
       );
     }
     const payload = parsed.data;
@@ -48,6 +53,7 @@ export const createJob =
         owner,
         skill: payload.skill,
         input: payload.input ?? {},
+        priority: payload.priority,
         key: key === undefined ? undefined : messageIdOf(key),
         metadata: key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
         policy: policyOf(principal),

@@ -182,7 +182,14 @@ export const OPENAPI = {
       NewJob: {
         type: 'object',
         required: ['skill'],
-        properties: { skill: { type: 'string' }, input: {} },
+        properties: {
+          skill: { type: 'string' },
+          input: {},
+          priority: {
+            type: 'integer',
+            description: "Its place among the caller's own jobs: higher runs sooner (bounds: MAX_PRIORITY)",
+          },
+        },
         additionalProperties: false,
       },
       Answer: {
@@ -218,6 +225,17 @@ export const OPENAPI = {
             type: 'object',
             properties: { percent: { type: 'number' }, message: { type: 'string' } },
           },
+          queue: {
+            type: 'object',
+            description: "While queued: its place in its owner's queue and what it waits for",
+            required: ['position', 'ahead', 'reason'],
+            properties: {
+              position: { type: 'integer' },
+              ahead: { type: 'integer' },
+              reason: { enum: ['no free slot', 'tenant limit', 'skill limit', 'retry backoff'] },
+            },
+          },
+          priority: { type: 'integer' },
           reason: { enum: ['failed', 'rejected'] },
           result: { type: 'string', description: 'Once completed: the result path' },
         },

@@ -4,6 +4,8 @@ import { type McpStatus, STATE_NAMES } from '../states.js';
 
 /** Where this face puts a task's progress (percent, message) in `_meta`: MCP's Task has no field for it. */
 export const PROGRESS_META = 'taskhandle/progress';
+/** Where it puts a queued task's standing (position, ahead, reason: see docs/scheduling.md). */
+export const QUEUE_META = 'taskhandle/queue';
 
 /** What every MCP revision's task shows: id, status (STATE_NAMES' `mcp` column), message, times. */
 function common(r: TaskRecord) {
@@ -15,7 +17,14 @@ function common(r: TaskRecord) {
     ...(statusMessage ? { statusMessage } : {}),
     createdAt: handle.createdAt,
     lastUpdatedAt: handle.lastUpdatedAt,
-    ...(r.progress ? { _meta: { [PROGRESS_META]: r.progress } } : {}),
+    ...(r.progress || r.queue
+      ? {
+          _meta: {
+            ...(r.progress ? { [PROGRESS_META]: r.progress } : {}),
+            ...(r.queue ? { [QUEUE_META]: r.queue } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -20,6 +20,9 @@ import { extensionTask, legacyTask } from './task-shape.js';
  */
 export const IDEMPOTENCY_META = 'taskhandle/idempotencyKey';
 
+/** `_meta` key of a tools/call's priority among the caller's own tasks (docs/scheduling.md). */
+export const PRIORITY_META = 'taskhandle/priority';
+
 const CallParams = z.object({
   name: z.string().min(1).max(200),
   arguments: z.record(z.string(), z.unknown()).optional(),
@@ -28,6 +31,7 @@ const CallParams = z.object({
     .object({
       progressToken: z.union([z.string(), z.number()]).optional(),
       [IDEMPOTENCY_META]: z.string().regex(KEY_PATTERN, '1 to 255 visible ASCII characters').optional(),
+      [PRIORITY_META]: z.number().int().optional(),
     })
     .optional(),
 });
@@ -45,7 +49,7 @@ export async function callTool(c: Call, inFlight: InFlightKeys): Promise<Answer>
     throw invalidParams(`Unknown tool "${p.name}"; tools/list names the tools you may call`);
   }
   if (c.revision.kind === 'stateless' && !c.revision.tasksExtension) throw needsTasksExtension(p.name);
-  const view = await submit(c, p.name, p.arguments ?? {}, p._meta?.[IDEMPOTENCY_META], inFlight);
+  const view = await submit(c, p.name, p.arguments ?? {}, p._meta, inFlight);
   const { record } = view;
   if (c.revision.kind === 'stateless') return { resultType: 'task', ...extensionTask(record) };
   if (p.task) return { task: legacyTask(record) };
@@ -56,9 +60,10 @@ async function submit(
   c: Call,
   skill: string,
   input: Record<string, unknown>,
-  key: string | undefined,
+  meta: z.infer<typeof CallParams>['_meta'],
   inFlight: InFlightKeys,
 ): Promise<TaskView> {
+  const key = meta?.[IDEMPOTENCY_META];
   const hash = payloadHash({ skill, input });
   if (key !== undefined && !inFlight.take(c.owner, key)) {
     throw new RpcRefusal(
@@ -71,6 +76,7 @@ async function submit(
       owner: c.owner,
       skill,
       input,
+      priority: meta?.[PRIORITY_META],
       key: key === undefined ? undefined : messageIdOf(key),
       metadata: key === undefined ? undefined : { [IDEMPOTENCY_METADATA]: { payloadHash: hash } },
       policy: c.policy,

@@ -130,6 +130,12 @@ UPDATE tasks SET tenant = split_part(owner, '/', 1)
   WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
 CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at) WHERE state = 'submitted';
 CREATE INDEX tasks_running ON tasks (tenant, owner, skill) WHERE state = 'working';
+-- When each tenant ('t:' key) and owner ('o:' key) last got a slot: ties of the fair share go to
+-- the one served least recently.
+CREATE TABLE scheduler_turns (
+  key     text PRIMARY KEY,
+  last_at bigint NOT NULL
+);
 `,
   },
 ];

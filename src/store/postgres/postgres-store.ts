@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
-import { type ClaimPolicy, pickFair, type RunningCount } from '../../engine/fair-share.js';
+import { type ClaimPolicy, pickFair, type RunningCount, turnKeys } from '../../engine/fair-share.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -18,13 +18,14 @@ import type {
   ListPage,
   MessageKey,
   NewTask,
+  QueueCounts,
   StoreChange,
   StoreStats,
   TaskStamp,
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
-import type { TaskRecord } from '../../engine/task.js';
+import type { TaskRecord, TaskState } from '../../engine/task.js';
 import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
 import {
@@ -186,10 +187,10 @@ export class PostgresStore implements TaskStore {
   }
 
   async getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined> {
-    const row = await this.#db.one<{ owner: string; last_seq: number; updated_at: number }>(Q.getTaskStamp, [
-      id,
-      now,
-    ]);
+    const row = await this.#db.one<{ owner: string; state: TaskState; last_seq: number; updated_at: number }>(
+      Q.getTaskStamp,
+      [id, now],
+    );
     return row && toStamp(row);
   }
 
@@ -269,8 +270,16 @@ export class PostgresStore implements TaskStore {
         client.query<QueuedRow>({ ...Q.ownerQueues, values: [now, slots] }),
         client.query<RunningCount>({ ...Q.running, values: [now] }),
       ]);
-      const picked = pickFair(heads.rows.map(toQueued), running.rows, policy, slots);
+      const queued = heads.rows.map(toQueued);
+      if (queued.length === 0) return [];
+      const turns = await client.query<{ key: string; last_at: number }>({
+        ...Q.turns,
+        values: [turnKeys(queued)],
+      });
+      const lastAt = new Map(turns.rows.map((r) => [r.key, r.last_at]));
+      const picked = pickFair(queued, running.rows, policy, slots, lastAt);
       if (picked.length === 0) return [];
+      await client.query({ ...Q.setTurns, values: [turnKeys(picked), now] });
       const values = [
         now,
         picked.map((t) => t.id),
@@ -291,6 +300,25 @@ export class PostgresStore implements TaskStore {
       });
     }
     return claimed;
+  }
+
+  async queueCounts(
+    task: Pick<TaskRecord, 'id' | 'owner' | 'tenant' | 'skill' | 'queueAt'>,
+    now: number,
+    cap: number,
+  ): Promise<QueueCounts> {
+    const r = await this.#db.one<{
+      ahead: number;
+      tenant_running: number;
+      skill_running: number;
+      running: number;
+    }>(Q.queueCounts, [task.id, task.owner, task.queueAt, now, task.tenant, cap, task.skill]);
+    return {
+      ahead: r?.ahead ?? 0,
+      tenantRunning: r?.tenant_running ?? 0,
+      skillRunning: r?.skill_running ?? 0,
+      running: r?.running ?? 0,
+    };
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {

@@ -48,7 +48,7 @@ const SQL = {
       FROM u, unnest($12::text[], $13::text[]) WITH ORDINALITY AS x(kind, payload, ord))
     SELECT cnt.n AS active, u.* FROM cnt LEFT JOIN u ON true`,
   getTask: 'SELECT * FROM tasks WHERE id = $1 AND expires_at > $2',
-  getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = $1 AND expires_at > $2',
+  getTaskStamp: 'SELECT owner, state, last_seq, updated_at FROM tasks WHERE id = $1 AND expires_at > $2',
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
   getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(
@@ -117,6 +117,17 @@ const SQL = {
     SELECT q.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
       WHERE t.state = 'submitted' AND t.owner = o.owner AND t.expires_at > $1 AND t.run_after <= $1
       ORDER BY t.queue_at LIMIT $2) q`,
+  // Where a queued task stands: its owner's tasks before it (at most $6 of them), and the running.
+  // $1 id, $2 owner, $3 queue_at, $4 now, $5 tenant, $6 cap, $7 skill.
+  queueCounts: `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM tasks WHERE state = 'submitted'
+        AND owner = $2 AND (queue_at < $3 OR (queue_at = $3 AND id < $1)) AND expires_at > $4 LIMIT $6) a) AS ahead,
+      count(*) FILTER (WHERE tenant = $5)::int AS tenant_running,
+      count(*) FILTER (WHERE skill = $7)::int AS skill_running, count(*)::int AS running
+    FROM tasks WHERE state = 'working' AND expires_at > $4`,
+  turns: 'SELECT key, last_at FROM scheduler_turns WHERE key = ANY($1::text[])',
+  // $1 keys (each once), $2 now.
+  setTurns: `INSERT INTO scheduler_turns (key, last_at) SELECT unnest($1::text[]), $2
+    ON CONFLICT (key) DO UPDATE SET last_at = GREATEST(scheduler_turns.last_at, excluded.last_at)`,
   running: `SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
     WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill`,
   // $1 now, $2 the picked ids, $3 worker, $4 lease until, $5 the working status payload,

@@ -161,6 +161,12 @@ UPDATE tasks SET tenant = CASE WHEN instr(owner, '/') > 0 THEN substr(owner, 1, 
   WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
 CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at) WHERE state = 'submitted';
 CREATE INDEX tasks_running ON tasks (tenant, owner, skill) WHERE state = 'working';
+-- When each tenant ('t:' key) and owner ('o:' key) last got a slot: ties of the fair share go to
+-- the one served least recently.
+CREATE TABLE scheduler_turns (
+  key     TEXT PRIMARY KEY,
+  last_at INTEGER NOT NULL
+) WITHOUT ROWID;
 `,
   },
 ];

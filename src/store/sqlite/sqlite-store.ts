@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
-import { type ClaimPolicy, pickFair, type QueuedTask, type RunningCount } from '../../engine/fair-share.js';
+import {
+  type ClaimPolicy,
+  pickFair,
+  type QueuedTask,
+  type RunningCount,
+  turnKeys,
+} from '../../engine/fair-share.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -18,6 +24,7 @@ import type {
   ListPage,
   MessageKey,
   NewTask,
+  QueueCounts,
   StoreChange,
   StoreStats,
   TaskStamp,
@@ -193,7 +200,7 @@ export class SqliteStore implements TaskStore {
 
   async getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined> {
     const row = this.#q.getTaskStamp.get(id, now) as
-      | { owner: string; last_seq: number; updated_at: number }
+      | { owner: string; state: TaskState; last_seq: number; updated_at: number }
       | undefined;
     return row && toStamp(row);
   }
@@ -287,7 +294,35 @@ export class SqliteStore implements TaskStore {
       for (const r of rows) queued.push(toQueued(r));
     }
     const running = this.#q.running.all({ now }) as RunningCount[];
-    return pickFair(queued, running, policy, slots);
+    const turns = new Map<string, number>();
+    for (const key of turnKeys(queued)) {
+      const row = this.#q.turnOf.get(key) as { last_at: number } | undefined;
+      if (row) turns.set(key, row.last_at);
+    }
+    const picked = pickFair(queued, running, policy, slots, turns);
+    // In the claim's transaction: a pick that then fails its guard rolls nothing back but its turn.
+    for (const key of turnKeys(picked)) this.#q.setTurn.run(key, now);
+    return picked;
+  }
+
+  async queueCounts(
+    task: Pick<TaskRecord, 'id' | 'owner' | 'tenant' | 'skill' | 'queueAt'>,
+    now: number,
+    cap: number,
+  ): Promise<QueueCounts> {
+    const { n } = this.#q.queueAhead.get({
+      owner: task.owner,
+      queue_at: task.queueAt,
+      id: task.id,
+      now,
+      cap,
+    }) as { n: number };
+    const r = this.#q.runningFor.get({ tenant: task.tenant, skill: task.skill, now }) as {
+      tenant_running: number;
+      skill_running: number;
+      running: number;
+    };
+    return { ahead: n, tenantRunning: r.tenant_running, skillRunning: r.skill_running, running: r.running };
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {

@@ -24,7 +24,7 @@ const SQL = {
   addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES (?, ?)
     ON CONFLICT (owner) DO UPDATE SET bytes = max(0, bytes + excluded.bytes) RETURNING bytes`,
   deleteBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = ?',
-  getTaskStamp: 'SELECT owner, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
+  getTaskStamp: 'SELECT owner, state, last_seq, updated_at FROM tasks WHERE id = ? AND expires_at > ?',
   // Counts at most @limit rows: the cost follows the limit, not the owner's history.
   countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
       AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
@@ -66,6 +66,15 @@ const SQL = {
   ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks
     WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
     ORDER BY queue_at LIMIT @limit`,
+  // Where a queued task stands: its owner's tasks before it (at most @cap of them), and the running.
+  queueAhead: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE state = 'submitted' AND owner = @owner
+      AND (queue_at < @queue_at OR (queue_at = @queue_at AND id < @id)) AND expires_at > @now LIMIT @cap)`,
+  runningFor: `SELECT coalesce(sum(tenant = @tenant), 0) AS tenant_running,
+      coalesce(sum(skill = @skill), 0) AS skill_running, count(*) AS running
+    FROM tasks WHERE state = 'working' AND expires_at > @now`,
+  turnOf: 'SELECT last_at FROM scheduler_turns WHERE key = ?',
+  setTurn: `INSERT INTO scheduler_turns (key, last_at) VALUES (?, ?)
+    ON CONFLICT (key) DO UPDATE SET last_at = max(last_at, excluded.last_at)`,
   running: `SELECT tenant, owner, skill, count(*) AS n FROM tasks
     WHERE state = 'working' AND expires_at > @now GROUP BY tenant, owner, skill`,
   claim: `UPDATE tasks SET

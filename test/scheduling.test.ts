@@ -1,0 +1,102 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { tenantOf } from '../src/auth/principal.js';
+import type { ClaimPolicy } from '../src/engine/fair-share.js';
+import { handleOf } from '../src/faces/handle.js';
+import { call, type Harness, harness, submit, thrown } from './engine-harness.js';
+import { tempDirs, waitFor } from './helpers.js';
+import { type TestSkills, testSkills } from './skills.js';
+
+const ALICE = 'api-key:acme/alice';
+const CAROL = 'api-key:acme/carol';
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+let h: Harness;
+let t: TestSkills;
+function open(claimPolicy: ClaimPolicy = {}) {
+  t = testSkills();
+  h = harness(dirs.make(), {
+    skills: t.skills,
+    engine: { tenantOf, claimPolicy, priorities: { max: 5, stepMs: 60_000 } },
+  });
+  return h;
+}
+afterEach(async () => {
+  t.shortGate.resolve();
+  await h.close();
+});
+
+const queueOf = async (owner: string, id: string) => handleOf(await h.engine.record(owner, id));
+const started = (id: string) =>
+  waitFor(
+    () => t.started.has(id) || undefined,
+    () => `the job of ${id} to start`,
+  );
+
+describe('where a queued task stands', () => {
+  it("shows its place in its owner's queue, and a poll interval that grows with it", async () => {
+    open();
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await submit(h.engine, call('short', {}), ALICE));
+    expect(await queueOf(ALICE, ids[0] as string)).toMatchObject({
+      queue: { position: 1, ahead: 0, reason: 'no free slot' },
+      pollIntervalMs: 1000,
+    });
+    const last = await queueOf(ALICE, ids[8] as string);
+    expect(last.queue).toEqual({ position: 9, ahead: 8, reason: 'no free slot' });
+    expect(last.pollIntervalMs).toBeGreaterThan(1000);
+    // Another principal's tasks do not line up ahead of hers.
+    const [carols] = [await submit(h.engine, call('short', {}), CAROL)];
+    expect((await queueOf(CAROL, carols)).queue).toMatchObject({ position: 1, ahead: 0 });
+    // The whole view (A2A, MCP, /v1/jobs) shows the same; a running task shows none.
+    expect((await h.engine.get(ALICE, ids[8] as string)).record.queue?.ahead).toBe(8);
+    h.startRunner({ concurrency: 2 });
+    await started(ids[0] as string);
+    expect((await queueOf(ALICE, ids[0] as string)).queue).toBeUndefined();
+  });
+
+  it("says a tenant's limit holds it, and its version moves as it advances", async () => {
+    open({ tenantLimit: 1 });
+    const first = await submit(h.engine, call('short', {}), ALICE);
+    const second = await submit(h.engine, call('short', {}), CAROL);
+    const before = await h.engine.version(CAROL, second);
+    h.startRunner({ concurrency: 4 });
+    await started(first);
+    expect((await queueOf(CAROL, second)).queue).toEqual({ position: 1, ahead: 0, reason: 'tenant limit' });
+    expect(await h.engine.version(CAROL, second)).not.toBe(before);
+  });
+
+  it("says a skill's limit holds it", async () => {
+    open({ skillLimits: { short: 1 } });
+    const first = await submit(h.engine, call('short', {}), ALICE);
+    const second = await submit(h.engine, call('short', {}), CAROL);
+    h.startRunner({ concurrency: 4 });
+    await started(first);
+    expect((await queueOf(CAROL, second)).queue?.reason).toBe('skill limit');
+  });
+});
+
+describe('priorities', () => {
+  it("run a task sooner among its owner's own, and show on the handle", async () => {
+    open();
+    const plain = await submit(h.engine, call('short', {}), ALICE);
+    const { view } = await h.engine.submit({ owner: ALICE, skill: 'short', input: {}, priority: 3 });
+    const urgent = view.record.id;
+    expect(handleOf(view.record).priority).toBe(3);
+    expect((await queueOf(ALICE, urgent)).queue?.position).toBe(1);
+    expect((await queueOf(ALICE, plain)).queue?.position).toBe(2);
+    const [claimed] = await h.store.claim('w', h.engine.now(), 60_000, 1);
+    expect(claimed?.record.id).toBe(urgent);
+  });
+
+  it('are refused outside the bounds the server sets, saying what is allowed', async () => {
+    open();
+    for (const priority of [6, -6, 1.5, Number.NaN]) {
+      const err = (await thrown(() =>
+        h.engine.submit({ owner: ALICE, skill: 'short', input: {}, priority }),
+      )) as { code?: string; message: string };
+      expect(err.code).toBe('invalid-params');
+      expect(err.message).toContain('priority must be an integer from -5 to 5');
+    }
+  });
+});
