@@ -41,6 +41,13 @@ export class JobError extends Error {
     message: string,
     /** What kind of failure, for code that handles some (e.g. `artifact-too-large`). */
     readonly code?: string,
+    /**
+     * The failure may pass (an upstream timeout, a 503): under its skill's `retry` policy the task
+     * is queued again after a backoff instead of failing.
+     *
+     * @example throw new JobError('the registry answered 503', 'upstream', { transient: true });
+     */
+    readonly options: { transient?: boolean } = {},
   ) {
     super(message);
   }

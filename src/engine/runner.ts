@@ -7,6 +7,7 @@ import type { ClaimPolicy } from './fair-share.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
 import type { EngineObserver, JobOutcome } from './observer.js';
+import { backoffMs, failureText, isRetryable } from './retry.js';
 import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
@@ -35,6 +36,8 @@ export interface RunnerOptions {
    * (default: the engine's).
    */
   claimPolicy?: ClaimPolicy;
+  /** The jitter of retry backoffs (default Math.random). */
+  random?: () => number;
   logger: Logger;
 }
 
@@ -288,7 +291,8 @@ export class Runner {
       log.error({ err }, 'job stopped: the store failed one of its writes; the task will be taken over');
       await this.#options.journal.store.releaseLease(record.id, leaseToken).catch(() => {});
     },
-    failed: async ({ record, log, finish, text }, err) => {
+    failed: async (run, err) => {
+      const { record, log, finish, text } = run;
       log.error({ err }, 'job failed');
       // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
       if (isQuotaExceeded(err)) this.#options.journal.observer.refused('storage-quota');
@@ -296,9 +300,37 @@ export class Runner {
         isJobError(err) || isQuotaExceeded(err)
           ? err.message
           : `an internal error in the skill "${record.skill}" (the server logged it)`;
-      await finish('failed', text(`Job failed: ${why}`));
+      if (await this.#retried(run, err, why)) return;
+      await finish('failed', text(failureText([...(record.retryReasons ?? []), why])));
     },
   };
+
+  /**
+   * Queues a failed run again when its skill's retry policy says so (a transient failure, runs
+   * left): after the backoff, saying which attempt failed and when the next one is. False if not.
+   */
+  async #retried({ record, leaseToken, log, text }: EndedRun, err: unknown, why: string): Promise<boolean> {
+    const { engine, journal } = this.#options;
+    const policy = engine.skills.get(record.skill)?.retry;
+    const attempt = record.retries + 1;
+    if (!policy || attempt >= policy.attempts || !isRetryable(policy, err)) return false;
+    const now = journal.now();
+    const runAfter = now + backoffMs(policy, record.retries, this.#options.random ?? Math.random);
+    const next = new Date(runAfter).toISOString();
+    log.warn({ attempt, attempts: policy.attempts, runAfter: next }, 'job failed transiently; retrying');
+    const written = await journal.commit({
+      taskId: record.id,
+      from: ['working'],
+      to: 'submitted',
+      statusMessage: text(`Attempt ${attempt} of ${policy.attempts} failed: ${why}; next attempt at ${next}`),
+      leaseToken,
+      releaseLease: true,
+      retry: { runAfter, reason: why },
+      events: [],
+      at: now,
+    });
+    return written !== undefined;
+  }
 
   /**
    * A job reads the caller's answers when it starts: a message that came while it ran (recorded in

@@ -111,6 +111,8 @@ export interface Skill<I = unknown> {
   /** How long the task is kept, from creation (capped by the server's maximum). */
   ttlMs: number;
   onInterrupt: InterruptPolicy;
+  /** Runs again a job that failed transiently (docs/scheduling.md, "Retries"). */
+  retry?: RetryPolicy;
   /**
    * How many of its jobs may run at once, across every instance sharing the store (default: no
    * limit but the runner slots); the others wait queued. See docs/scheduling.md.
@@ -127,6 +129,20 @@ export interface Skill<I = unknown> {
 }
 
 export const defineSkill = <I>(skill: Skill<I>): Skill<I> => skill;
+
+/**
+ * When a failed run is queued again: a `JobError` marked `transient`, or a thrown error whose
+ * `code` or `name` is listed in `retryOn`, up to `attempts` runs in all, each after a backoff that
+ * doubles from `initialMs` up to `maxMs`, less a random share of at most `jitter` (0 to 1).
+ * Retries are counted apart from re-runs after a crash (`interruptions`).
+ *
+ * @example retry: { attempts: 4, backoff: { initialMs: 1000, maxMs: 60_000, jitter: 0.2 }, retryOn: ['ECONNRESET'] }
+ */
+export interface RetryPolicy {
+  attempts: number;
+  backoff?: { initialMs?: number; maxMs?: number; jitter?: number };
+  retryOn?: readonly string[];
+}
 
 /** A skill of any input type, as the registry and the runner hold it. */
 // biome-ignore lint/suspicious/noExplicitAny: the registry is heterogeneous by design; each skill checks its own input.

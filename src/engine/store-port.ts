@@ -57,6 +57,8 @@ export interface GuardedWrite {
   leaseToken?: string;
   /** Drop the lease in the same statement (task leaves the runner). */
   releaseLease?: boolean;
+  /** A failed run queued again: not claimed before `runAfter`; `reason` joins the task's retry reasons. */
+  retry?: { runAfter: number; reason: string };
   /** With a `to`: who may answer and until when, for a task that now waits for input (else cleared). */
   approvers?: string[];
   inputDeadline?: number;

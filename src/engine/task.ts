@@ -28,7 +28,17 @@ export const isInterrupted = (state: TaskState): boolean => INTERRUPTED.has(stat
  */
 export const TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>> = {
   submitted: ['working', 'canceled', 'rejected', 'failed'],
-  working: ['working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'],
+  // working -> submitted: a failed run queued again under its skill's retry policy.
+  working: [
+    'working',
+    'submitted',
+    'input-required',
+    'auth-required',
+    'completed',
+    'failed',
+    'canceled',
+    'rejected',
+  ],
   'input-required': ['submitted', 'canceled', 'failed'],
   'auth-required': ['submitted', 'canceled', 'failed'],
   completed: [],

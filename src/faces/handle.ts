@@ -21,6 +21,10 @@ export interface TaskHandle {
   queue?: QueueStanding;
   /** Its place in its owner's queue, when the caller gave one. */
   priority?: number;
+  /** Failed runs queued again under its skill's retry policy (crash re-runs are not counted). */
+  retries?: number;
+  /** While it waits to be retried: when the next attempt may start. */
+  nextAttemptAt?: string;
 }
 
 export function handleOf(r: TaskRecord): TaskHandle {
@@ -33,6 +37,11 @@ export function handleOf(r: TaskRecord): TaskHandle {
     ...progressOf(r),
     ...(r.queue ? { queue: r.queue } : {}),
     ...(r.priority !== 0 ? { priority: r.priority } : {}),
+    ...(r.retries > 0 ? { retries: r.retries } : {}),
+    // Set by the retry's write, so later than any change before it; a later requeue moves updatedAt past it.
+    ...(r.state === 'submitted' && r.runAfter !== undefined && r.runAfter > r.updatedAt
+      ? { nextAttemptAt: new Date(r.runAfter).toISOString() }
+      : {}),
   };
 }
 

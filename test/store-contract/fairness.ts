@@ -88,6 +88,33 @@ export function fairnessContract(c: Contract): void {
     });
   });
 
+  describe('retries', () => {
+    it('a retry write queues the task again with its reason, not claimed before runAfter', async () => {
+      const [id] = await flood(ALICE, 1, T0);
+      const [claimed] = await c.store.claim('w1', NOW, 60_000, 1);
+      for (const [i, reason] of ['first "try"', 'second'].entries()) {
+        const written = await c.store.write({
+          taskId: id as string,
+          from: ['working'],
+          to: 'submitted',
+          leaseToken: i === 0 ? claimed?.leaseToken : undefined,
+          releaseLease: true,
+          retry: { runAfter: NOW + 1000 * (i + 1), reason },
+          events: [{ kind: 'status', state: 'submitted' }],
+          at: NOW,
+        });
+        expect(written?.record).toMatchObject({
+          state: 'submitted',
+          retries: i + 1,
+          runAfter: NOW + 1000 * (i + 1),
+        });
+        expect(await claim(1, {}, NOW + 1000 * (i + 1) - 1)).toEqual([]);
+        expect(await claim(1, {}, NOW + 1000 * (i + 1))).toEqual([id]);
+      }
+      expect((await c.store.getTask(id as string, NOW))?.retryReasons).toEqual(['first "try"', 'second']);
+    });
+  });
+
   describe('queueCounts', () => {
     it("counts the owner's queued tasks before a task (up to the cap) and the running ones", async () => {
       const alices = await flood(ALICE, 6, T0);

@@ -140,6 +140,8 @@ export class PostgresStore implements TaskStore {
       notice.events(this.#instance, w.taskId, lastStatus?.kind === 'status' ? lastStatus.state : undefined),
       w.storage?.bytes ?? 0,
       w.approver ?? null,
+      w.retry?.runAfter ?? null,
+      w.retry?.reason ?? null,
     ];
     const written = (row: TaskRow | undefined): WriteResult | undefined =>
       row && { record: toRecord(row), events: logged(row, row.last_seq - w.events.length + 1, w.events) };

@@ -58,7 +58,7 @@ const SQL = {
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
   // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice, $18 stored bytes,
-  // $19 the approver whose grant the write needs.
+  // $19 the approver whose grant the write needs, $20 run_after, $21 a retried run's reason.
   // One guarded statement per write: state, lease, event counter, log and outbox move together.
   guardedWrite: `WITH u AS (UPDATE tasks SET
       state = COALESCE($3, state),
@@ -72,7 +72,11 @@ const SQL = {
       input_deadline = CASE WHEN $3::text IS NULL THEN input_deadline ELSE $12 END,
       lease_owner = CASE WHEN $8 THEN NULL ELSE lease_owner END,
       lease_token = CASE WHEN $8 THEN NULL ELSE lease_token END,
-      lease_expires_at = CASE WHEN $8 THEN NULL ELSE lease_expires_at END
+      lease_expires_at = CASE WHEN $8 THEN NULL ELSE lease_expires_at END,
+      run_after = COALESCE($20, run_after),
+      retries = retries + CASE WHEN $21::text IS NULL THEN 0 ELSE 1 END,
+      retry_reasons = CASE WHEN $21::text IS NULL THEN retry_reasons
+        ELSE (COALESCE(retry_reasons, '[]')::jsonb || to_jsonb($21::text))::text END
     WHERE id = $1 AND state = ANY($2::text[]) AND ($7::text IS NULL OR lease_token = $7)
       AND ($19::text IS NULL OR approvers::jsonb ? $19)
     RETURNING *),

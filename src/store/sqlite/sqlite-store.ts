@@ -179,6 +179,8 @@ export class SqliteStore implements TaskStore {
         input_deadline: w.inputDeadline ?? null,
         stored_bytes: w.storage?.bytes ?? 0,
         approver: w.approver ?? null,
+        run_after: w.retry?.runAfter ?? null,
+        retry_reason: w.retry?.reason ?? null,
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);

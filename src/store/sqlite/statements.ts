@@ -42,7 +42,11 @@ const SQL = {
       input_deadline = CASE WHEN @to IS NULL THEN input_deadline ELSE @input_deadline END,
       lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
       lease_token = CASE WHEN @release = 1 THEN NULL ELSE lease_token END,
-      lease_expires_at = CASE WHEN @release = 1 THEN NULL ELSE lease_expires_at END
+      lease_expires_at = CASE WHEN @release = 1 THEN NULL ELSE lease_expires_at END,
+      run_after = COALESCE(@run_after, run_after),
+      retries = retries + CASE WHEN @retry_reason IS NULL THEN 0 ELSE 1 END,
+      retry_reasons = CASE WHEN @retry_reason IS NULL THEN retry_reasons
+        ELSE json_insert(COALESCE(retry_reasons, '[]'), '$[#]', @retry_reason) END
     WHERE id = @id AND state IN (SELECT value FROM json_each(@from))
       AND (@lease_token IS NULL OR lease_token = @lease_token)
       AND (@approver IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @approver))
