@@ -4,7 +4,17 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
 import { SERVER_KINDS, type ServerKind } from './servers/kinds.js';
 
-export const SCENARIOS = ['create', 'poll', 'mcp', 'fanout', 'retained', 'push', 'e2e', 'artifact'] as const;
+export const SCENARIOS = [
+  'create',
+  'poll',
+  'mcp',
+  'fanout',
+  'retained',
+  'push',
+  'e2e',
+  'artifact',
+  'fairness',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {

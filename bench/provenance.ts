@@ -18,6 +18,7 @@ const SECTION_NAMES: Record<Scenario, string> = {
   push: 'push delivery',
   e2e: 'end to end beside pg-boss',
   artifact: 'large artifact',
+  fairness: 'fairness',
 };
 
 /** The runs behind a report, this one first, each with the sections it made. */

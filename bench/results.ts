@@ -6,6 +6,7 @@ import { shownUrl } from './postgres.js';
 import type { ProfileSummary } from './profile.js';
 import type { ArtifactKind, ArtifactResult } from './scenarios/artifact.js';
 import type { E2eKind, E2eResult } from './scenarios/e2e.js';
+import type { FairnessResult } from './scenarios/fairness.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
@@ -46,6 +47,8 @@ export interface Results {
   /** The large-artifact scenario, once per store (its rounds are inside). */
   artifact: Partial<Record<ArtifactKind, ArtifactResult>>;
   profiles: ProfileSummary[];
+  /** Fair claims under a flood, and the claim rate beside a large queue (docs/scheduling.md). */
+  fairness?: FairnessResult[];
   /** Measurements that could not run at all (the server did not start, a profile was not written). */
   errors: { section: string; message: string }[];
 }
@@ -156,6 +159,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     else if (s === 'push') fresh.push = saved.push;
     else if (s === 'e2e') fresh.e2e = saved.e2e;
     else if (s === 'artifact') fresh.artifact = saved.artifact;
+    else if (s === 'fairness') fresh.fairness = saved.fairness;
     else {
       fresh.retained = saved.retained;
       fresh.stores = saved.stores;

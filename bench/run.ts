@@ -35,6 +35,7 @@ import { createTasks, sendBody } from './rpc.js';
 import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
 import { E2E_KINDS, E2E_LABELS, endToEnd } from './scenarios/e2e.js';
+import { fairness } from './scenarios/fairness.js';
 import { fanout } from './scenarios/fanout.js';
 import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
@@ -212,6 +213,46 @@ async function main(): Promise<void> {
           `peaks ${a.rssMb.writePeak.toFixed(0)} writing / ${a.rssMb.loadPeak.toFixed(0)} loads / ${a.rssMb.downloadPeak.toFixed(0)} downloads`,
       );
     }
+
+  if (o.scenarios.has('fairness')) {
+    const sizes = o.smoke
+      ? {
+          floodJobs: 300,
+          longMs: 600,
+          shortJobs: 15,
+          shortEveryMs: 100,
+          claimQueues: [1000, 20_000],
+          claims: 40,
+        }
+      : {
+          floodJobs: 10_000,
+          longMs: 4000,
+          shortJobs: 60,
+          shortEveryMs: 300,
+          claimQueues: [1000, 1_000_000],
+          claims: 400,
+        };
+    log(
+      `fairness: ${sizes.floodJobs} long jobs of one tenant, ${sizes.shortJobs} short ones of another, 16 slots`,
+    );
+    const f = await attempt(r, 'fairness', 'fairness', () =>
+      fairness({ ...sizes, slots: 16, postgresUrl: withPostgres ? o.postgresUrl : undefined }),
+    );
+    if (f) {
+      r.fairness = f;
+      for (const x of f) {
+        log(
+          `fairness ${x.store}: short jobs waited p50 ${x.wait.p50} ms, p99 ${x.wait.p99} ms (max ${x.wait.max}, n ${x.wait.n}); ` +
+            x.claimRate
+              .map(
+                (c) =>
+                  `${c.queued.toLocaleString('en')} queued: ${c.claimsPerS} claims/s, p50 ${c.p50Ms} ms, p99 ${c.p99Ms} ms`,
+              )
+              .join('; '),
+        );
+      }
+    }
+  }
 
   if (o.profile) r.profiles = await profiles(r, o, load, stores, withPostgres);
   stores = [];

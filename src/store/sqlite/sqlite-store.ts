@@ -76,6 +76,9 @@ export interface SqliteOptions {
   exclusive?: boolean;
 }
 
+/** How often the planner's statistics are refreshed (`PRAGMA optimize`: only what changed much). */
+const OPTIMIZE_EVERY_MS = 3_600_000;
+
 /** The embedded default store: one better-sqlite3 connection in WAL mode. */
 export class SqliteStore implements TaskStore {
   readonly #db: Database.Database;
@@ -84,6 +87,7 @@ export class SqliteStore implements TaskStore {
   readonly #wal: WalSync | undefined;
   readonly #lock: InstanceLock | undefined;
   readonly #stats: SqliteStats;
+  readonly #optimizer: NodeJS.Timeout;
   #closed = false;
 
   constructor(options: SqliteOptions) {
@@ -103,6 +107,11 @@ export class SqliteStore implements TaskStore {
       this.#lock?.release();
       throw err;
     }
+    // Query-planner statistics, as SQLite advises for long-lived connections: without them the fair
+    // claim's reads were measured 3x slower beside 200,000 queued tasks than beside 1,000 (bench,
+    // fairness); with them, flat. Cheap when nothing changed much.
+    this.#db.pragma('optimize=0x10002');
+    this.#optimizer = setInterval(() => this.#db.pragma('optimize'), OPTIMIZE_EVERY_MS).unref();
     this.#q = prepareStatements(this.#db);
     this.#stats = new SqliteStats(this.#db, options.path);
     const durable = options.synchronous !== 'normal' && options.path !== ':memory:';
@@ -442,6 +451,7 @@ export class SqliteStore implements TaskStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#optimizer);
     this.#writes.flushNow();
     await this.#wal?.sync();
     this.#wal?.close();
