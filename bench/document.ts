@@ -5,6 +5,7 @@ import {
   artifactTable,
   artifactTargetsTable,
 } from './artifact-report.js';
+import { fairnessSection } from './fairness-report.js';
 import type { LoadResult } from './load.js';
 import type { Options, Scenario } from './options.js';
 import { postgresNotes } from './postgres-notes.js';
@@ -164,6 +165,9 @@ ${pushNotes(r)}
 
 ${from('e2e')}${e2eTable(r)}
 ${e2eMethod(r)}
+## Fair claims (issue 19)
+
+${from('fairness')}${fairnessSection(r)}
 ## Large artifact (issue 13)
 
 ${from('artifact')}${artifactTargetsTable(r)}

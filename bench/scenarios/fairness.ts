@@ -20,9 +20,11 @@ import { freshDbPath } from '../temp.js';
  * Fair claims under load (docs/scheduling.md). Two measurements, in process (engine, runner and
  * store as `serve` builds them, no HTTP: the claim path is what is measured):
  *
- * - latency: tenant acme floods `floodJobs` long jobs (`longMs` each) onto `slots` runner slots,
+ * - latency: tenant acme floods `floodJobs` long jobs (`longMs` on average: from half to one and a
+ *   half times it, so that slots free one at a time, not all together) onto `slots` runner slots,
  *   then tenant globex submits `shortJobs` short ones, one every `shortEveryMs`: how long each short
- *   one waits from create to `working` (a global FIFO would make it wait for the whole flood);
+ *   one waits from create to `working`. The next slot frees every `longMs / slots` on average; a
+ *   global FIFO would make each wait for the whole flood ahead of it;
  * - claim rate: claims of `slots` tasks, each claimed batch completed at once, with `queued` tasks
  *   queued (one owner holding all but 1,000 of them, 1,000 spread over 100 others).
  */
@@ -143,7 +145,11 @@ async function waits(kind: 'sqlite' | 'postgres', o: FairnessOptions): Promise<F
     for (let i = 0; i < o.floodJobs; i += 100) {
       await Promise.all(
         Array.from({ length: Math.min(100, o.floodJobs - i) }, () =>
-          engine.submit({ owner: ACME, skill: 'hold', input: { ms: o.longMs } }),
+          engine.submit({
+            owner: ACME,
+            skill: 'hold',
+            input: { ms: Math.round(o.longMs * (0.5 + Math.random())) },
+          }),
         ),
       );
     }
@@ -152,8 +158,8 @@ async function waits(kind: 'sqlite' | 'postgres', o: FairnessOptions): Promise<F
     engine.onStatus((id, state) => {
       if (state === 'working' && !started.has(id)) started.set(id, performance.now());
     });
-    // Let the flood fill every slot first.
-    await sleep(Math.min(o.longMs / 2, 1000));
+    // Let the flood fill every slot, and its first jobs' ends spread out.
+    await sleep(o.longMs);
     const created = new Map<string, number>();
     for (let i = 0; i < o.shortJobs; i++) {
       const at = performance.now();

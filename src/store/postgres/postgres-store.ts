@@ -272,14 +272,14 @@ export class PostgresStore implements TaskStore {
         client.query<QueuedRow>({ ...Q.ownerQueues, values: [now, slots] }),
         client.query<RunningCount>({ ...Q.running, values: [now] }),
       ]);
-      const queued = heads.rows.map(toQueued);
-      if (queued.length === 0) return [];
+      const candidates = heads.rows.map(toQueued);
+      if (candidates.length === 0) return [];
       const turns = await client.query<{ key: string; last_at: number }>({
         ...Q.turns,
-        values: [turnKeys(queued)],
+        values: [turnKeys(candidates)],
       });
       const lastAt = new Map(turns.rows.map((r) => [r.key, r.last_at]));
-      const picked = pickFair(queued, running.rows, policy, slots, lastAt);
+      const picked = pickFair(candidates, running.rows, policy, slots, lastAt);
       if (picked.length === 0) return [];
       await client.query({ ...Q.setTurns, values: [turnKeys(picked), now] });
       const values = [
