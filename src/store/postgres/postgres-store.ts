@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
-import { type ClaimPolicy, pickFair, type RunningCount, turnKeys } from '../../engine/fair-share.js';
+import { type ClaimPolicy, pickFair, type RunningCount } from '../../engine/fair-share.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -265,23 +265,18 @@ export class PostgresStore implements TaskStore {
     }));
     const slots = limit - claimed.length;
     if (slots <= 0) return claimed;
-    const queued = await this.#db.transaction(async (client) => {
-      // Held to the commit: the next claimer, here or on another instance, counts these as running.
-      await client.query({ ...Q.lockClaims, values: [this.#schema] });
-      const [heads, running] = await Promise.all([
-        client.query<QueuedRow>({ ...Q.ownerQueues, values: [now, slots] }),
-        client.query<RunningCount>({ ...Q.running, values: [now] }),
+    const claimQueued = async (client: Queryable) => {
+      const view = await one<{ queued: string; running: string; turns: string }>(client, Q.claimView, [
+        now,
+        slots,
       ]);
-      const candidates = heads.rows.map(toQueued);
+      const candidates = (JSON.parse(view?.queued ?? '[]') as QueuedRow[]).map(toQueued);
       if (candidates.length === 0) return [];
-      const turns = await client.query<{ key: string; last_at: number }>({
-        ...Q.turns,
-        values: [turnKeys(candidates)],
-      });
-      const lastAt = new Map(turns.rows.map((r) => [r.key, r.last_at]));
-      const picked = pickFair(candidates, running.rows, policy, slots, lastAt);
+      const turns = JSON.parse(view?.turns ?? '[]') as { key: string; last_at: number }[];
+      const lastAt = new Map(turns.map((t) => [t.key, Number(t.last_at)]));
+      const running = JSON.parse(view?.running ?? '[]') as RunningCount[];
+      const picked = pickFair(candidates, running, policy, slots, lastAt);
       if (picked.length === 0) return [];
-      await client.query({ ...Q.setTurns, values: [turnKeys(picked), now] });
       const values = [
         now,
         picked.map((t) => t.id),
@@ -292,6 +287,13 @@ export class PostgresStore implements TaskStore {
         notice.eventsPrefix(this.#instance),
       ];
       return (await client.query<TaskRow & { lease_token: string }>({ ...Q.claimQueued, values })).rows;
+    };
+    // Read and claim under the cluster's claim lock: each claim counts what the one before it
+    // started (the limits hold across instances) and picks among the tasks still queued (claims
+    // side by side would all pick the same heads, and all but one get fewer).
+    const queued = await this.#db.transaction(async (client) => {
+      await client.query({ ...Q.lockClaims, values: [this.#schema] });
+      return claimQueued(client);
     });
     for (const row of queued) {
       claimed.push({
@@ -421,6 +423,15 @@ export class PostgresStore implements TaskStore {
     })();
     return this.#closed;
   }
+}
+
+/** One row of a named statement, on a pool or a transaction's connection. */
+async function one<R extends pg.QueryResultRow>(
+  client: Queryable,
+  statement: { name: string; text: string },
+  values: unknown[],
+): Promise<R | undefined> {
+  return (await client.query<R>({ ...statement, values })).rows[0];
 }
 
 /** Adds a write's artifact bytes to its owner's total; past the quota, throws (the transaction rolls back). */

@@ -107,20 +107,27 @@ const SQL = {
       interruptions = t.interruptions + CASE WHEN t.lease_expires_at > 0 THEN 1 ELSE 0 END
     FROM c WHERE t.id = c.id
     RETURNING t.*`,
-  // The fair claim (engine/fair-share.ts) reads, then writes, under one lock per cluster: the
-  // limits of running tasks hold across instances (a claim reads every claim committed before it).
+  // The fair claim (engine/fair-share.ts): one read, then one claim, under one lock per cluster:
+  // the limits hold across instances (a claim reads every claim committed before it).
   lockClaims: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.claim.' || $1, 0))",
-  // The owners with queued tasks, one index seek each (a loose scan of tasks_queue_by_owner), and
-  // the first $2 tasks of each owner's queue: the cost follows the queued owners, not the tasks.
-  // $1 now, $2 per owner.
-  ownerQueues: `WITH RECURSIVE o(owner) AS (
+  // What the pick needs, in one snapshot and one round trip: the first $2 tasks of each owner's
+  // queue (the owners found one index seek each: a loose scan of tasks_queue_by_owner, so the cost
+  // follows the queued owners, not the queued tasks), the running tasks counted, and the turns of
+  // the queued owners and their tenants. $1 now, $2 per owner.
+  claimView: `WITH RECURSIVE o(owner) AS (
       (SELECT owner FROM tasks WHERE state = 'submitted' ORDER BY owner LIMIT 1)
       UNION ALL
       SELECT (SELECT t.owner FROM tasks t WHERE t.state = 'submitted' AND t.owner > o.owner
-        ORDER BY t.owner LIMIT 1) FROM o WHERE o.owner IS NOT NULL)
-    SELECT q.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
+        ORDER BY t.owner LIMIT 1) FROM o WHERE o.owner IS NOT NULL),
+    q AS (SELECT h.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
       WHERE t.state = 'submitted' AND t.owner = o.owner AND t.expires_at > $1 AND t.run_after <= $1
-      ORDER BY t.queue_at LIMIT $2) q`,
+      ORDER BY t.queue_at LIMIT $2) h)
+    SELECT (SELECT coalesce(json_agg(q), '[]') FROM q)::text AS queued,
+      (SELECT coalesce(json_agg(r), '[]') FROM (SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
+        WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill) r)::text AS running,
+      (SELECT coalesce(json_agg(s), '[]') FROM (SELECT key, last_at FROM scheduler_turns
+        WHERE key IN (SELECT 't:' || CASE WHEN tenant = '' THEN owner ELSE tenant END FROM q
+          UNION SELECT 'o:' || owner FROM q)) s)::text AS turns`,
   // Where a queued task stands: its owner's tasks before it (at most $6 of them), and the running.
   // $1 id, $2 owner, $3 queue_at, $4 now, $5 tenant, $6 cap, $7 skill.
   queueCounts: `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM tasks WHERE state = 'submitted'
@@ -128,14 +135,10 @@ const SQL = {
       count(*) FILTER (WHERE tenant = $5)::int AS tenant_running,
       count(*) FILTER (WHERE skill = $7)::int AS skill_running, count(*)::int AS running
     FROM tasks WHERE state = 'working' AND expires_at > $4`,
-  turns: 'SELECT key, last_at FROM scheduler_turns WHERE key = ANY($1::text[])',
-  // $1 keys (each once), $2 now.
-  setTurns: `INSERT INTO scheduler_turns (key, last_at) SELECT unnest($1::text[]), $2
-    ON CONFLICT (key) DO UPDATE SET last_at = GREATEST(scheduler_turns.last_at, excluded.last_at)`,
-  running: `SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
-    WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill`,
   // $1 now, $2 the picked ids, $3 worker, $4 lease until, $5 the working status payload,
-  // $6 channel, $7 notice prefix. SKIP LOCKED: a task another write holds (a cancel) is left.
+  // $6 channel, $7 notice prefix. SKIP LOCKED: a task another claim or write holds is left. The
+  // claimed tasks' tenants and owners take their turn (written in key order: concurrent claims
+  // lock turn rows in one order, never in a cycle).
   claimQueued: `WITH c AS (SELECT id FROM tasks WHERE id = ANY($2::text[]) AND state = 'submitted'
       AND expires_at > $1 FOR UPDATE SKIP LOCKED),
     u AS (UPDATE tasks t SET lease_owner = $3, lease_token = gen_random_uuid()::text,
@@ -146,7 +149,11 @@ const SQL = {
     e AS (INSERT INTO events (task_id, seq, kind, at, payload) SELECT id, last_seq, 'status', $1, $5 FROM u),
     o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
       SELECT u.id, p.id, u.last_seq, $1, $1 FROM u JOIN push_configs p ON p.task_id = u.id
-      WHERE u.push_configs > 0 AND p.all_events = 1)
+      WHERE u.push_configs > 0 AND p.all_events = 1),
+    k AS (SELECT 't:' || CASE WHEN tenant = '' THEN owner ELSE tenant END AS key FROM u
+      UNION SELECT 'o:' || owner FROM u),
+    s AS (INSERT INTO scheduler_turns (key, last_at) SELECT key, $1 FROM k ORDER BY key
+      ON CONFLICT (key) DO UPDATE SET last_at = GREATEST(scheduler_turns.last_at, excluded.last_at))
     SELECT u.*, pg_notify($6, $7 || u.id || ' working') FROM u ORDER BY array_position($2::text[], u.id)`,
   renewLease: `UPDATE tasks SET lease_expires_at = $4
     WHERE id = $1 AND lease_token = $2 AND state = 'working' AND expires_at > $3
