@@ -1,6 +1,6 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification, PushConfig } from '../engine/push.js';
-import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
+import type { Message, Progress, TaskRecord, TaskState, TraceCarrier } from '../engine/task.js';
 
 /** Blob parts are stored in pieces of this many bytes: a reader holds one piece at a time. */
 export const BLOB_PIECE_BYTES = 1024 * 1024;
@@ -33,6 +33,8 @@ export interface NewTask {
    * with EngineError `too-many-tasks`, decided in the create's own transaction.
    */
   maxActive?: number;
+  /** The creating span's context, kept with the task (see TaskRecord.trace). */
+  trace?: TraceCarrier;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { DeliveryOutcome, NotificationKey, PendingNotification } from '../e
 import type { TaskStore } from '../engine/store-port.js';
 import type { TaskView } from '../engine/task.js';
 import { viewAt } from '../engine/view.js';
+import { traceDelivery } from '../telemetry/push-spans.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { DeliveryObserver, DeliveryResult } from './delivery-observer.js';
 import type { SecretBox } from './secret-box.js';
@@ -201,14 +202,23 @@ export class PushDispatcher {
       return { kind: 'dead', at: now, error: (err as Error).message };
     }
 
-    const result = await postWebhook({
+    const attempt = {
+      taskId: n.taskId,
+      configId: n.configId,
+      attempt: n.attempts,
       url,
-      headers,
-      body,
-      timeoutMs: o.timeoutMs,
-      policy: o.policy,
-      lookup: o.lookup,
-    });
+      trace: found.record.trace,
+    };
+    const result = await traceDelivery(attempt, (traceHeaders) =>
+      postWebhook({
+        url,
+        headers: { ...headers, ...traceHeaders },
+        body,
+        timeoutMs: o.timeoutMs,
+        policy: o.policy,
+        lookup: o.lookup,
+      }),
+    );
     const at = o.clock();
     if (result.ok) return { kind: 'delivered' };
     if (!result.retryable) return { kind: 'dead', at, error: result.error, refused: result.refused };

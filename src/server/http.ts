@@ -26,6 +26,7 @@ import {
 import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
 import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
+import { traceRequest } from '../telemetry/http-spans.js';
 import type { Core } from './core.js';
 
 /** Where each face is served, as the `listening` log line shows it. */
@@ -171,7 +172,12 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
 
   const inFlight = new InFlight();
   const requests = core.metrics?.http;
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Request spans are named by the face a request reached (docs/tracing.md).
+  const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) =>
+    traceRequest(req, res, routes, () => serve(req, res)),
+  );
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     inFlight.track(res);
     requests?.track(req, res);
     // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
@@ -188,7 +194,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       return;
     }
     app(req, res);
-  });
+  };
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   const publish = (published: PublishedCard, signing: SigningKeys) => {

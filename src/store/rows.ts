@@ -31,6 +31,8 @@ export interface TaskRow {
   push_configs: number;
   approvers: string | null;
   input_deadline: number | null;
+  trace_parent: string | null;
+  trace_state: string | null;
 }
 
 export interface PushConfigRow {
@@ -83,6 +85,9 @@ export function toRecord(r: TaskRow): TaskRecord {
     pushConfigs: r.push_configs,
     approvers: r.approvers ? (JSON.parse(r.approvers) as string[]) : undefined,
     inputDeadline: r.input_deadline ?? undefined,
+    trace: r.trace_parent
+      ? { traceparent: r.trace_parent, tracestate: r.trace_state ?? undefined }
+      : undefined,
   };
 }
 

@@ -66,6 +66,8 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     events.payloads,
     max ?? null,
     slack,
+    task.trace?.traceparent ?? null,
+    task.trace?.tracestate ?? null,
   ];
   const configs = task.pushConfigs ?? [];
   const row = await db.maybeTransaction(locked || configs.length > 0, async (client) => {

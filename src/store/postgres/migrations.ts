@@ -114,6 +114,14 @@ CREATE TABLE owner_usage (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'the creating span of a task (W3C trace context), which its job runs link to',
+    sql: `
+ALTER TABLE tasks ADD COLUMN trace_parent text;
+ALTER TABLE tasks ADD COLUMN trace_state text;
+`,
+  },
 ];
 
 /**

@@ -144,6 +144,14 @@ CREATE TABLE owner_usage (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 9,
+    name: 'the creating span of a task (W3C trace context), which its job runs link to',
+    sql: `
+ALTER TABLE tasks ADD COLUMN trace_parent TEXT;
+ALTER TABLE tasks ADD COLUMN trace_state TEXT;
+`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

@@ -131,6 +131,8 @@ export class SqliteStore implements TaskStore {
         ttl_ms: task.ttlMs,
         poll_interval_ms: task.pollIntervalMs,
         last_seq: task.events.length,
+        trace_parent: task.trace?.traceparent ?? null,
+        trace_state: task.trace?.tracestate ?? null,
       }) as TaskRow;
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
       for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
