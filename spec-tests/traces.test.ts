@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { skillMessage, skillRequest, V1 } from './a2a.js';
+import { getTask, skillMessage, skillRequest, startTask, V1 } from './a2a.js';
 import { grpcClient } from './grpc.js';
 import { type Agent, launch } from './harness.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.js';
@@ -209,6 +209,42 @@ describe('OpenTelemetry traces over OTLP/HTTP JSON', () => {
       attributes: { 'rpc.system': 'grpc', 'rpc.method': 'SendMessage', 'rpc.grpc.status_code': 0 },
     });
     await createSpan(result.id, grpcSpan);
+  });
+
+  it('links the run to its create span across a restart: created by one process, run by the next', async () => {
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_SERVICE_NAME: 'taskhandle-spec',
+      SHUTDOWN_TIMEOUT_MS: '100',
+    };
+    const first = await launch({ env: { ...env, RUNNER_CONCURRENCY: '1' } });
+    // The one runner slot is taken: the traced task stays queued while this process lives.
+    const blocker = await startTask(first, skillMessage('sleep', { seconds: 600 }));
+    await first.waitForState(blocker.id, 'TASK_STATE_WORKING');
+    const caller = callerSpan();
+    const { body } = await first.rpc(
+      'SendMessage',
+      { message: skillMessage('sleep', { seconds: 0 }), configuration: { returnImmediately: true } },
+      { ...V1, headers: { traceparent: caller.traceparent } },
+    );
+    const taskId: string = body.result.task.id;
+    const created = await createSpan(taskId, await requestSpan(caller));
+    expect((await getTask(first, taskId)).status.state).toBe('TASK_STATE_SUBMITTED');
+    await first.stop();
+
+    const second = await launch({ dbPath: first.dbPath, env });
+    try {
+      await second.waitForState(taskId, 'TASK_STATE_COMPLETED');
+      const [run] = await otlp.waitFor(
+        (s) => s.name.startsWith('invoke_agent') && s.attributes['taskhandle.task.id'] === taskId,
+      );
+      expect(run?.traceId).not.toBe(caller.traceId);
+      expect(run?.links).toEqual([{ traceId: caller.traceId, spanId: created.spanId }]);
+    } finally {
+      await second.stop();
+    }
   });
 
   it('starts a new trace for a malformed traceparent, and answers the request as usual', async () => {
