@@ -146,7 +146,7 @@ describe('OpenTelemetry traces over OTLP/HTTP JSON', () => {
     expect(jobsSpan.name).toBe('POST /v1/jobs');
     await createSpan(job, jobsSpan);
 
-    const mcp = async (headers: Record<string, string>, meta: Record<string, string>) => {
+    const mcp = async (headers: Record<string, string>, meta: Record<string, string>, tool = 'sleep') => {
       const res = await fetch(`${agent.url}/mcp`, {
         method: 'POST',
         headers: {
@@ -155,14 +155,14 @@ describe('OpenTelemetry traces over OTLP/HTTP JSON', () => {
           Accept: 'application/json, text/event-stream',
           'MCP-Protocol-Version': '2026-07-28',
           'Mcp-Method': 'tools/call',
-          'Mcp-Name': 'sleep',
+          'Mcp-Name': tool,
         },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
           params: {
-            name: 'sleep',
+            name: tool,
             arguments: { seconds: 0 },
             _meta: {
               'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -174,8 +174,8 @@ describe('OpenTelemetry traces over OTLP/HTTP JSON', () => {
           },
         }),
       });
-      const reply = (await res.json()) as { result: { taskId: string } };
-      return reply.result.taskId;
+      const reply = (await res.json()) as { result?: { taskId: string } };
+      return reply.result?.taskId;
     };
     // The HTTP header: the MCP span is the child of the request's span.
     const header = callerSpan();
@@ -189,14 +189,19 @@ describe('OpenTelemetry traces over OTLP/HTTP JSON', () => {
       'mcp.method.name': 'tools/call',
       'gen_ai.tool.name': 'sleep',
     });
-    await createSpan(viaHeader, toolSpan as ReceivedSpan);
+    await createSpan(String(viaHeader), toolSpan as ReceivedSpan);
     // `_meta.traceparent`: the MCP span is the child of the caller's span, whatever the header says.
     const meta = callerSpan();
     const viaMeta = await mcp({}, { traceparent: meta.traceparent });
     const metaSpan = await requestSpan(meta);
     expect(metaSpan.name).toBe('tools/call sleep');
     expect(metaSpan.links).toHaveLength(1);
-    await createSpan(viaMeta, metaSpan);
+    await createSpan(String(viaMeta), metaSpan);
+    // A tool that does not exist is refused, and its made-up name stays out of span names.
+    const unknown = callerSpan();
+    await mcp({}, { traceparent: unknown.traceparent }, 'made-up-tool-4711');
+    expect((await requestSpan(unknown)).name).toBe('tools/call');
+    expect(JSON.stringify(otlp.spans.map((s) => s.name))).not.toContain('made-up-tool-4711');
 
     const grpc = callerSpan();
     const client = await grpcClient(agent, { credentials: { traceparent: grpc.traceparent } });

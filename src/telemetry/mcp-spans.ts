@@ -1,18 +1,19 @@
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { inSpan, remoteContext } from './tracing.js';
 
-const MAX_NAME_CHARS = 128;
-
 /**
  * Serves one MCP request inside a server span, as the MCP semantic conventions name it
  * (`tools/call export`): the child of `params._meta.traceparent` when the client sent a valid one
- * (linked to the HTTP request's span, which it then leaves), else of the HTTP request's span.
+ * (linked to the HTTP request's span, which it then leaves), else of the HTTP request's span. A tool
+ * name goes into the span's name only when `isTool` knows it: made-up names must not multiply span
+ * names.
  *
- * @example const result = await traceMcp(method, params, () => handler(call));
+ * @example const result = await traceMcp(method, params, (name) => skills.get(name) !== undefined, () => handler(call));
  */
 export function traceMcp<T>(
   method: string,
   params: Record<string, unknown>,
+  isTool: (name: string) => boolean,
   work: () => Promise<T>,
 ): Promise<T> {
   const meta = params._meta;
@@ -29,8 +30,8 @@ export function traceMcp<T>(
       : undefined;
   const request = trace.getSpanContext(context.active());
   const tool =
-    method === 'tools/call' && typeof params.name === 'string'
-      ? params.name.slice(0, MAX_NAME_CHARS)
+    method === 'tools/call' && typeof params.name === 'string' && isTool(params.name)
+      ? params.name
       : undefined;
   return inSpan(
     tool ? `${method} ${tool}` : method,

@@ -95,7 +95,8 @@ export function mcpRouter(o: McpOptions): express.Router {
         );
       }
       const call = callOf(o, req, res, principal, { revision, id, method, params });
-      const result = await traceMcp(method, params, () => handler(call));
+      const isTool = (name: string) => o.engine.skills.get(name) !== undefined;
+      const result = await traceMcp(method, params, isTool, () => handler(call));
       if (result === STREAMED) return;
       const meta =
         revision.kind === 'stateless'
