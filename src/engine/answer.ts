@@ -90,7 +90,7 @@ async function deliver(core: Core, a: Answer): Promise<Answered> {
       { owner, messageId: message.messageId },
     );
     if (!result) continue; // the task moved on meanwhile: look again
-    answerTook(record.state, requeue && !result.duplicate, grant);
+    answerTook(record, requeue && !result.duplicate, grant);
     if (requeue && !result.duplicate) {
       // The wait began with the write that asked (nothing else moves a waiting task's updatedAt).
       journal.observer.answered(record.skill, journal.now() - record.updatedAt);

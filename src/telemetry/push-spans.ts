@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { ATTR, activeCarrier, inSpan, linkTo, type TraceCarrier } from './tracing.js';
+import { ATTR, activeCarrier, CREATED_BY, inSpan, linkTo, type TraceCarrier } from './tracing.js';
 
 /** One webhook delivery attempt, as its span knows it: no token, credentials, body or query string. */
 export interface DeliveryAttempt {
@@ -27,7 +27,7 @@ export function traceDelivery<R extends { ok: boolean; status?: number }>(
     {
       kind: SpanKind.CLIENT,
       parent: ROOT_CONTEXT,
-      links: linkTo(d.trace, { 'taskhandle.link': 'created_by' }),
+      links: linkTo(d.trace, CREATED_BY),
       attributes: {
         'http.request.method': 'POST',
         'server.address': d.url.hostname,

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ATTR, currentAgentName, inSpan, linkTo, type TraceCarrier } from './tracing.js';
+import { ATTR, CREATED_BY, currentAgentName, inSpan, linkTo, type TraceCarrier } from './tracing.js';
 
 /** What a job run's span needs of its task (the engine's record has it all). */
 export interface RunSubject {
@@ -22,7 +22,7 @@ export function traceRun<T>(task: RunSubject, work: () => Promise<T>): Promise<T
     {
       // Not the context it was claimed in (a create's, when the claim followed it at once): a root.
       parent: ROOT_CONTEXT,
-      links: linkTo(task.trace, { 'taskhandle.link': 'created_by' }),
+      links: linkTo(task.trace, CREATED_BY),
       attributes: {
         [ATTR.operation]: 'invoke_agent',
         ...(agent ? { [ATTR.agentName]: agent } : {}),
@@ -56,13 +56,22 @@ export function traceAnswer<T>(taskId: string, work: () => Promise<T>): Promise<
   return inSpan('answer_task', { attributes: { [ATTR.taskId]: taskId } }, work);
 }
 
-/** Notes what an answer found and did on the active span: the state it found, whether it queued a run. */
-export function answerTook(state: string, requeued: boolean, grant: string): void {
+/**
+ * Notes what an answer found and did on the active span: the state it found, whether it queued a
+ * run, and a link to the span that created the task (`task.trace`), which the run it queues links to
+ * as well: from the answer's trace a viewer reaches the task's creation, and from there its runs.
+ */
+export function answerTook(
+  task: { state: string; trace?: TraceCarrier },
+  requeued: boolean,
+  grant: string,
+): void {
   const span = trace.getActiveSpan();
   if (!span?.isRecording()) return;
   span.setAttributes({
-    [ATTR.state]: state,
+    [ATTR.state]: task.state,
     'taskhandle.answer.requeued': requeued,
     'taskhandle.answer.grant': grant,
   });
+  span.addLinks(linkTo(task.trace, CREATED_BY));
 }

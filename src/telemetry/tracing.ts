@@ -37,6 +37,9 @@ export const ATTR = {
   attempt: 'taskhandle.task.attempt',
 } as const;
 
+/** The attribute of a link to the span that created a task (runs, deliveries and answers carry one). */
+export const CREATED_BY = { 'taskhandle.link': 'created_by' } as const;
+
 let agentName: string | undefined;
 
 /** The agent's name as its card gives it: `gen_ai.agent.name` of the spans that run its jobs. */

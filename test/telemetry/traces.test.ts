@@ -130,6 +130,7 @@ describe('traces (SDK registered, in-memory exporter)', () => {
     });
     const runs = await ended('invoke_agent', 2);
     const createdBy = one('create_task').spanContext().spanId;
+    expect(reply.links.map((l) => l.context.spanId)).toEqual([createdBy]);
     expect(runs.map((r) => r.links[0]?.context.spanId)).toEqual([createdBy, createdBy]);
     expect(runs.map((r) => r.attributes['taskhandle.task.state'])).toEqual(['input-required', 'completed']);
   });
