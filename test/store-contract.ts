@@ -3,6 +3,7 @@ import type { TaskStore } from '../src/engine/store-port.js';
 import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
 import { leaseContract } from './store-contract/leases.js';
+import { operatorContract } from './store-contract/operator.js';
 import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
 import { statsContract } from './store-contract/stats.js';
@@ -34,6 +35,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     pushContract(c);
     blobContract(c);
     statsContract(c);
+    operatorContract(c);
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

@@ -12,6 +12,7 @@ import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { restRouter } from '../faces/a2a/rest.js';
 import { TaskJsonCache } from '../faces/a2a/task-json.js';
 import type { Audit } from '../faces/audit.js';
+import { CONSOLE_PATH, consoleRouter } from '../faces/console/router.js';
 import { home } from '../faces/home.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
 import { InFlight } from '../faces/http/in-flight.js';
@@ -35,6 +36,7 @@ export const FACE_PATHS = {
   a2aRest: REST_PATH,
   jobs: '/v1/jobs',
   inbox: INBOX_PATH,
+  console: CONSOLE_PATH,
   mcp: MCP_PATH,
   agentCard: '/.well-known/agent-card.json',
 } as const;
@@ -127,6 +129,8 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
+  // The operator console: every principal's tasks, for OPERATORS (docs/console.md).
+  app.use(CONSOLE_PATH, consoleRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).

@@ -135,6 +135,7 @@ const SQL = {
     c AS (DELETE FROM push_configs WHERE task_id IN (SELECT id FROM doomed)),
     d AS (DELETE FROM push_outbox WHERE task_id IN (SELECT id FROM doomed)),
     e AS (DELETE FROM blob_pieces WHERE task_id IN (SELECT id FROM doomed)),
+    g AS (DELETE FROM push_attempts WHERE task_id IN (SELECT id FROM doomed)),
     -- The snapshot still holds the doomed rows: their bytes leave their owners' totals.
     f AS (UPDATE owner_usage SET bytes = GREATEST(0, owner_usage.bytes - s.bytes)
       FROM (SELECT owner, sum(stored_bytes) AS bytes FROM tasks

@@ -1,0 +1,97 @@
+import type {
+  ActivityTask,
+  AttemptOutcome,
+  DeliveryAttempt,
+  OperatorFilter,
+  OperatorPage,
+  OutboxEntry,
+} from '../engine/operator-port.js';
+import type { TaskState } from '../engine/task.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { type TaskRow, toRecord } from './rows.js';
+
+/** The operator console's rows in both SQL adapters, and their conversions (see rows.ts). */
+
+export interface AttemptRow {
+  task_id: string;
+  config_id: string;
+  seq: number;
+  attempt: number;
+  at: number;
+  duration_ms: number;
+  status: number | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+}
+
+export interface OutboxRow {
+  task_id: string;
+  config_id: string;
+  seq: number;
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  dead_at: number | null;
+}
+
+export interface ActivityRow {
+  state: TaskState;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+}
+
+/** Above every stored (updated_at, id): the first page's upper bound. */
+const TOP = { at: Number.MAX_SAFE_INTEGER, id: '' };
+
+/**
+ * The page's range over (updated_at, id), newest first: strictly below the cursor (or below
+ * `updatedBefore`, whichever is lower) and above `updatedAfter`. Always bound, so the statement can
+ * seek its index to the page instead of walking down from the newest task.
+ */
+export function keysetBounds(f: OperatorFilter): { after: number; upperAt: number; upperId: string } {
+  const cursor = f.pageToken ? decodeCursor(f.pageToken) : TOP;
+  // (at, id) < (before, '') holds exactly when at < before: ids are never empty.
+  const upper =
+    f.updatedBefore !== undefined && f.updatedBefore <= cursor.at ? { at: f.updatedBefore, id: '' } : cursor;
+  return { after: f.updatedAfter ?? -1, upperAt: upper.at, upperId: upper.id };
+}
+
+/** A page from the rows read for it (one more than `pageSize` says another page follows). */
+export function toOperatorPage(rows: readonly TaskRow[], pageSize: number): OperatorPage {
+  const page = rows.slice(0, pageSize);
+  const last = page.at(-1);
+  const nextPageToken = rows.length > pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
+  return { records: page.map(toRecord), nextPageToken };
+}
+
+export const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  taskId: r.task_id,
+  configId: r.config_id,
+  seq: r.seq,
+  attempt: r.attempt,
+  at: r.at,
+  durationMs: r.duration_ms,
+  ...(r.status === null ? {} : { status: r.status }),
+  outcome: r.outcome,
+  ...(r.error === null ? {} : { error: r.error }),
+});
+
+export const toOutboxEntry = (r: OutboxRow): OutboxEntry => ({
+  taskId: r.task_id,
+  configId: r.config_id,
+  seq: r.seq,
+  createdAt: r.created_at,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  ...(r.last_error === null ? {} : { lastError: r.last_error }),
+  ...(r.dead_at === null ? {} : { deadAt: r.dead_at }),
+});
+
+export const toActivity = (r: ActivityRow): ActivityTask => ({
+  state: r.state,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  ...(r.started_at === null ? {} : { startedAt: r.started_at }),
+});
