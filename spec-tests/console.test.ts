@@ -169,7 +169,10 @@ describe('the operator console (HTTP): operators see and act on every principalâ
     expect(res.status).toBe(200);
     expect(((await res.json()) as Json).state).toBe('canceled');
     await agent.as('alice').waitForState(task.id, 'TASK_STATE_CANCELED');
-    const line = agent.logs.find((l) => l.audit === 'cancel' && l.taskId === task.id);
+    // The log line is read from the server's stdout: it may arrive just after the answer.
+    const line = await eventually(async () =>
+      agent.logs.find((l) => l.audit === 'cancel' && l.taskId === task.id),
+    );
     expect(line).toMatchObject({
       principal: 'root',
       tenant: 'ops',
@@ -206,7 +209,10 @@ describe('the operator console (HTTP): operators see and act on every principalâ
       return page.outbox.length === 0 ? page : undefined;
     });
     expect(after.attempts[0]).toMatchObject({ status: 200, outcome: 'delivered', attempt: 1 });
-    expect(agent.logs.find((l) => l.audit === 'push-redeliver' && l.taskId === id)).toMatchObject({
+    const audited = await eventually(async () =>
+      agent.logs.find((l) => l.audit === 'push-redeliver' && l.taskId === id),
+    );
+    expect(audited).toMatchObject({
       operator: 'ops/root',
       owner: 'api-key:acme/alice',
       configId: letter.webhook,

@@ -69,12 +69,29 @@ export async function operatorList(
   return storeRefusals(store.listAllTasks({ ...f, now: now() }));
 }
 
+/**
+ * How old the counts by state may be. Counting reads the whole state index (a quarter of a second
+ * on a million tasks on SQLite, see docs/console.md): at most one count per this long, whatever the
+ * number of operators and changes.
+ */
+export const COUNTS_FRESH_MS = 5000;
+
+const counted = new WeakMap<Core, { at: number; counts: Promise<Partial<Record<TaskState, number>>> }>();
+
+/** Tasks per state, at most {@link COUNTS_FRESH_MS} old. */
 export async function operatorCounts(
   core: Core,
   grant: OperatorGrant,
 ): Promise<Partial<Record<TaskState, number>>> {
   check(grant);
-  return core.journal.store.countTasksByState();
+  const now = core.journal.now();
+  const last = counted.get(core);
+  if (last && now - last.at < COUNTS_FRESH_MS) return last.counts;
+  const counts = core.journal.store.countTasksByState();
+  counted.set(core, { at: now, counts });
+  // A failed count is not kept: the next call counts again.
+  counts.catch(() => counted.delete(core));
+  return counts;
 }
 
 /** Any owner's task (one indexed read decides it exists), then its log and deliveries. */

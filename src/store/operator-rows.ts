@@ -55,7 +55,10 @@ export function keysetBounds(f: OperatorFilter): { after: number; upperAt: numbe
   // (at, id) < (before, '') holds exactly when at < before: ids are never empty.
   const upper =
     f.updatedBefore !== undefined && f.updatedBefore <= cursor.at ? { at: f.updatedBefore, id: '' } : cursor;
-  return { after: f.updatedAfter ?? -1, upperAt: upper.at, upperId: upper.id };
+  // A task is updated at or after its creation: created after T means updated after T too, which
+  // bounds the walk from below when only creation times are given.
+  const after = Math.max(f.updatedAfter ?? -1, f.createdAfter ?? -1);
+  return { after, upperAt: upper.at, upperId: upper.id };
 }
 
 /** A page from the rows read for it (one more than `pageSize` says another page follows). */
