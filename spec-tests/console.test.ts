@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, send, skillMessage, startTask } from './a2a.js';
+import { startCluster } from './cluster.js';
 import { type Agent, launch } from './harness.js';
+import { skipWithoutPostgres } from './postgres.js';
 import { openSse } from './sse.js';
 import { type Receiver, startReceiver } from './webhook-receiver.js';
 
@@ -307,3 +309,46 @@ describe('the operator console on an anonymous server', () => {
     }
   });
 });
+
+describe.skipIf((await skipWithoutPostgres()) !== undefined)(
+  'the operator console across instances (PostgreSQL)',
+  () => {
+    it("one instance's page hears of tasks made, run and canceled through another", async () => {
+      const cluster = await startCluster(2, {
+        apiKeys: { alice: 'acme', root: 'ops' },
+        env: { OPERATORS: 'ops/root' },
+      });
+      try {
+        const [a, b] = cluster.agents as [Agent, Agent];
+        const root = a.as('root').credentials;
+        const list = await openSse(`${a.url}/console/api/events`, { headers: root });
+        expect(list.status).toBe(200);
+        const task = await startTask(b.as('alice'), skillMessage('sleep', { seconds: 600 }));
+        await eventually(async () => {
+          const e = await list.next(10_000);
+          return e?.event === 'changed' && e.data.tasks.some((t: Json) => t.id === task.id) ? e : undefined;
+        });
+        // The task page on instance a follows the job's progress, wherever it runs.
+        const one = await openSse(`${a.url}/console/api/events?task=${task.id}`, { headers: root });
+        await eventually(async () => ((await one.next(10_000))?.event === 'task' ? true : undefined));
+        // Canceled through instance b: instance a's list hears the state.
+        const res = await fetch(`${b.url}/console/api/tasks/${task.id}/cancel`, {
+          method: 'POST',
+          headers: { ...b.as('root').credentials, 'Content-Type': 'application/json' },
+          body: '{}',
+        });
+        expect(res.status).toBe(200);
+        await eventually(async () => {
+          const e = await list.next(10_000);
+          return e?.data?.tasks?.some((t: Json) => t.id === task.id && t.state === 'canceled')
+            ? e
+            : undefined;
+        });
+        list.close();
+        one.close();
+      } finally {
+        await cluster.close();
+      }
+    });
+  },
+);
