@@ -8,8 +8,8 @@ import type { TaskRecord, TaskState } from './task.js';
  */
 export interface OperatorStore {
   /**
-   * Every owner's tasks, most recently updated first, a page at a time: keyset pages over
-   * (updatedAt, id), so a deep page costs what the first does.
+   * Every owner's tasks, most recently updated (or, with a created range, created) first, a page at a
+   * time: keyset pages over (time, id), so a deep page costs what the first does.
    */
   listAllTasks(filter: OperatorFilter): Promise<OperatorPage>;
   /** How many stored tasks are in each state (expired ones not yet swept included). */
@@ -47,6 +47,11 @@ export interface OperatorFilter {
 
 export interface OperatorPage {
   records: TaskRecord[];
+  /**
+   * Newest first by this time: `updatedAt`, or `createdAt` when the filter has a created range (then
+   * the walk follows the creation index, and a range long ago costs what a recent one does).
+   */
+  orderedBy: 'updatedAt' | 'createdAt';
   /** Empty on the last page. */
   nextPageToken: string;
 }

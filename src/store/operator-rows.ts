@@ -42,31 +42,41 @@ export interface ActivityRow {
   started_at: number | null;
 }
 
-/** Above every stored (updated_at, id): the first page's upper bound. */
+/** Above every stored (time, id): the first page's upper bound. */
 const TOP = { at: Number.MAX_SAFE_INTEGER, id: '' };
 
+/** The time a list is ordered by: creation when the filter has a created range, else the last update. */
+export const orderOf = (f: OperatorFilter): OperatorPage['orderedBy'] =>
+  f.createdAfter !== undefined || f.createdBefore !== undefined ? 'createdAt' : 'updatedAt';
+
 /**
- * The page's range over (updated_at, id), newest first: strictly below the cursor (or below
- * `updatedBefore`, whichever is lower) and above `updatedAfter`. Always bound, so the statement can
- * seek its index to the page instead of walking down from the newest task.
+ * The page's range over (time, id) in the list's order, newest first: strictly below the cursor (or
+ * below the range's end, whichever is lower) and above the range's start. Always bound, so the
+ * statement can seek its index to the page instead of walking down from the newest task.
  */
 export function keysetBounds(f: OperatorFilter): { after: number; upperAt: number; upperId: string } {
   const cursor = f.pageToken ? decodeCursor(f.pageToken) : TOP;
+  const byCreation = orderOf(f) === 'createdAt';
+  const before = byCreation ? f.createdBefore : f.updatedBefore;
   // (at, id) < (before, '') holds exactly when at < before: ids are never empty.
-  const upper =
-    f.updatedBefore !== undefined && f.updatedBefore <= cursor.at ? { at: f.updatedBefore, id: '' } : cursor;
-  // A task is updated at or after its creation: created after T means updated after T too, which
-  // bounds the walk from below when only creation times are given.
-  const after = Math.max(f.updatedAfter ?? -1, f.createdAfter ?? -1);
+  const upper = before !== undefined && before <= cursor.at ? { at: before, id: '' } : cursor;
+  // Ordered by update, a created-after bound bounds the walk too: a task is updated at or after its
+  // creation.
+  const after = byCreation ? (f.createdAfter ?? -1) : Math.max(f.updatedAfter ?? -1, f.createdAfter ?? -1);
   return { after, upperAt: upper.at, upperId: upper.id };
 }
 
 /** A page from the rows read for it (one more than `pageSize` says another page follows). */
-export function toOperatorPage(rows: readonly TaskRow[], pageSize: number): OperatorPage {
+export function toOperatorPage(
+  rows: readonly TaskRow[],
+  pageSize: number,
+  orderedBy: OperatorPage['orderedBy'],
+): OperatorPage {
   const page = rows.slice(0, pageSize);
   const last = page.at(-1);
-  const nextPageToken = rows.length > pageSize && last ? encodeCursor(last.updated_at, last.id) : '';
-  return { records: page.map(toRecord), nextPageToken };
+  const at = last && (orderedBy === 'createdAt' ? last.created_at : last.updated_at);
+  const nextPageToken = rows.length > pageSize && last && at !== undefined ? encodeCursor(at, last.id) : '';
+  return { records: page.map(toRecord), nextPageToken, orderedBy };
 }
 
 export const toAttempt = (r: AttemptRow): DeliveryAttempt => ({

@@ -63,6 +63,7 @@ export function operatorContract(c: Contract): void {
       const first = await c.store.listAllTasks({ pageSize: 3, now: T0 });
       expect(first.records.map((r) => r.id)).toEqual(['task-7', 'task-2', 'task-8']);
       expect(first.records[0]).toMatchObject({ owner: 'bob', state: 'working', skill: 'export' });
+      expect(first.orderedBy).toBe('updatedAt');
     });
 
     it('filters by state, skill, owner, created and updated ranges and text in the id, together', async () => {
@@ -78,6 +79,21 @@ export function operatorContract(c: Contract): void {
         'task-4',
         'task-3',
       ]);
+      // With a created range, newest created first (task-4 and task-5 were updated last).
+      expect(await walk({ pageSize: 2, createdAfter: T0 })).toEqual(
+        [8, 7, 6, 5, 4, 3, 2, 1, 0].map((i) => `task-${i}`),
+      );
+      expect(await walk({ pageSize: 1, createdAfter: T0, updatedAfter: T0 + 8 })).toEqual([
+        'task-8',
+        'task-5',
+        'task-4',
+      ]);
+      expect(
+        await walk({ pageSize: 1, createdBefore: T0 + 9, updatedBefore: T0 + 55, owner: 'bob' }),
+      ).toEqual(['task-7', 'task-4', 'task-1']);
+      expect((await c.store.listAllTasks({ pageSize: 1, createdAfter: T0, now: T0 })).orderedBy).toBe(
+        'createdAt',
+      );
       expect(await walk({ pageSize: 2, updatedAfter: T0 + 8, updatedBefore: T0 + 60 })).toEqual([
         'task-4',
         'task-8',

@@ -91,7 +91,11 @@ export function consoleRouter(o: ConsoleOptions): express.Router {
     const filter = parseListQuery(req.query);
     if ('error' in filter) throw new Refused(400, `The list's ${filter.error}`);
     const page = await o.engine.operatorList(grantOf(res), filter);
-    res.json({ tasks: page.records.map(listItem), nextPageToken: page.nextPageToken });
+    res.json({
+      tasks: page.records.map(listItem),
+      nextPageToken: page.nextPageToken,
+      orderedBy: page.orderedBy,
+    });
   });
 
   get('/counts', async (_req, res) => {

@@ -129,6 +129,8 @@ ALTER TABLE tasks ADD COLUMN trace_state text;
     sql: `
 CREATE INDEX tasks_by_update ON tasks (updated_at, id);
 CREATE INDEX tasks_by_state ON tasks (state, updated_at, id);
+-- Created ranges walk this one (created_at never changes: only inserts write it).
+CREATE INDEX tasks_by_creation ON tasks (created_at, id);
 CREATE TABLE push_attempts (
   id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   task_id     text NOT NULL,

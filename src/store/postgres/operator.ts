@@ -16,6 +16,7 @@ import {
   type AttemptRow,
   keysetBounds,
   type OutboxRow,
+  orderOf,
   toActivity,
   toAttempt,
   toOperatorPage,
@@ -27,27 +28,29 @@ import type { Statement } from './statements.js';
 
 /**
  * Filters every variant of the list applies as it walks its index (NULL: not filtered). $1 now,
- * $2 skill, $3 owner, $4 state, $5 created after, $6 created before, $7 id text, $8 updated after,
- * $9-$10 the page's upper bound (updated_at, id), $11 limit.
+ * $2 skill, $3 owner, $4 state, $5 created after, $6 created before, $7 id text, $8 the walk's lower
+ * bound, $9-$10 its upper bound (time, id), $11 limit, $12 updated after, $13 updated before.
  */
 const RESIDUAL = `expires_at > $1
   AND ($2::text IS NULL OR skill = $2) AND ($3::text IS NULL OR owner = $3)
   AND ($4::text IS NULL OR state = $4)
   AND ($5::bigint IS NULL OR created_at > $5) AND ($6::bigint IS NULL OR created_at < $6)
-  AND ($7::text IS NULL OR strpos(id, $7) > 0)
-  AND updated_at > $8 AND (updated_at, id) < ($9::bigint, $10::text)`;
+  AND ($12::bigint IS NULL OR updated_at > $12) AND ($13::bigint IS NULL OR updated_at < $13)
+  AND ($7::text IS NULL OR strpos(id, $7) > 0)`;
 
 /**
- * The list in three variants, one per index it walks newest first (see sqlite/operator.ts): the
- * leading equality picks the index, the row-value bound seeks it to the page.
+ * The list in four variants, one per index it walks newest first (see sqlite/operator.ts): the
+ * leading equality (or the order's time) picks the index, the row-value bound seeks it to the page.
  */
-const listOf = (leading: string) =>
-  `SELECT * FROM tasks WHERE ${leading} ${RESIDUAL} ORDER BY updated_at DESC, id DESC LIMIT $11`;
+const listOf = (leading: string, time = 'updated_at') =>
+  `SELECT * FROM tasks WHERE ${leading} ${RESIDUAL} AND ${time} > $8 AND (${time}, id) < ($9::bigint, $10::text)
+    ORDER BY ${time} DESC, id DESC LIMIT $11`;
 
 const SQL = {
   listAll: listOf(''),
   listByOwner: listOf('owner = $3 AND'),
   listByState: listOf('state = $4 AND'),
+  listByCreation: listOf('', 'created_at'),
   countByState: 'SELECT state, count(*)::int AS n FROM tasks GROUP BY state',
   listAttempts: `SELECT task_id, config_id, seq, attempt, at, duration_ms, status, outcome, error
     FROM push_attempts WHERE task_id = $1 ORDER BY id DESC LIMIT $2`,
@@ -99,10 +102,19 @@ export class PostgresOperator implements OperatorStore {
       b.upperAt,
       b.upperId,
       f.pageSize + 1,
+      f.updatedAfter ?? null,
+      f.updatedBefore ?? null,
     ];
+    const order = orderOf(f);
     const statement =
-      f.owner !== undefined ? Q.listByOwner : f.state !== undefined ? Q.listByState : Q.listAll;
-    return toOperatorPage(await this.#db.query<TaskRow>(statement, values), f.pageSize);
+      order === 'createdAt'
+        ? Q.listByCreation
+        : f.owner !== undefined
+          ? Q.listByOwner
+          : f.state !== undefined
+            ? Q.listByState
+            : Q.listAll;
+    return toOperatorPage(await this.#db.query<TaskRow>(statement, values), f.pageSize, order);
   }
 
   async countTasksByState(): Promise<Partial<Record<TaskState, number>>> {

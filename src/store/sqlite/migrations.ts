@@ -159,6 +159,8 @@ ALTER TABLE tasks ADD COLUMN trace_state TEXT;
     sql: `
 CREATE INDEX tasks_by_update ON tasks (updated_at, id);
 CREATE INDEX tasks_by_state ON tasks (state, updated_at, id);
+-- Created ranges walk this one (created_at never changes: only inserts write it).
+CREATE INDEX tasks_by_creation ON tasks (created_at, id);
 CREATE TABLE push_attempts (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,
   task_id     TEXT NOT NULL,

@@ -18,6 +18,7 @@ import {
   type AttemptRow,
   keysetBounds,
   type OutboxRow,
+  orderOf,
   toActivity,
   toAttempt,
   toOperatorPage,
@@ -32,21 +33,29 @@ const RESIDUAL = `expires_at > @now
   AND (@state IS NULL OR state = @state)
   AND (@created_after IS NULL OR created_at > @created_after)
   AND (@created_before IS NULL OR created_at < @created_before)
-  AND (@id_text IS NULL OR instr(id, @id_text) > 0)
-  AND updated_at > @updated_after AND (updated_at, id) < (@upper_at, @upper_id)`;
+  AND (@updated_after IS NULL OR updated_at > @updated_after)
+  AND (@updated_before IS NULL OR updated_at < @updated_before)
+  AND (@id_text IS NULL OR instr(id, @id_text) > 0)`;
 
 /**
- * The list in three variants, one per index it walks newest first: an owner's tasks (tasks_by_owner),
- * a state's (tasks_by_state), or all (tasks_by_update). Each seeks to the page's upper bound, so the
- * cost of a page follows its size and the filters' selectivity, not how deep it is.
+ * The list in four variants, one per index it walks newest first: an owner's tasks (tasks_by_owner),
+ * a state's (tasks_by_state), all (tasks_by_update), or, with a created range, all by creation
+ * (tasks_by_creation). Each seeks to the page's bounds over (time, id), so the cost of a page follows
+ * its size and the filters' selectivity, not how deep it is.
  */
-const listOf = (index: string, leading: string) => `SELECT * FROM tasks INDEXED BY ${index}
-  WHERE ${leading} ${RESIDUAL} ORDER BY updated_at DESC, id DESC LIMIT @limit`;
+const listOf = (
+  index: string,
+  leading: string,
+  time = 'updated_at',
+) => `SELECT * FROM tasks INDEXED BY ${index}
+  WHERE ${leading} ${RESIDUAL} AND ${time} > @lower AND (${time}, id) < (@upper_at, @upper_id)
+  ORDER BY ${time} DESC, id DESC LIMIT @limit`;
 
 const SQL = {
   listAll: listOf('tasks_by_update', ''),
   listByOwner: listOf('tasks_by_owner', 'owner = @owner AND'),
   listByState: listOf('tasks_by_state', 'state = @state AND'),
+  listByCreation: listOf('tasks_by_creation', '', 'created_at'),
   countByState: 'SELECT state, count(*) AS n FROM tasks GROUP BY state',
   listAttempts: `SELECT task_id, config_id, seq, attempt, at, duration_ms, status, outcome, error
     FROM push_attempts WHERE task_id = ? ORDER BY id DESC LIMIT ?`,
@@ -102,18 +111,23 @@ export class SqliteOperator implements OperatorStore {
       created_after: f.createdAfter ?? null,
       created_before: f.createdBefore ?? null,
       id_text: f.idContains || null,
-      updated_after: bounds.after,
+      updated_after: f.updatedAfter ?? null,
+      updated_before: f.updatedBefore ?? null,
+      lower: bounds.after,
       upper_at: bounds.upperAt,
       upper_id: bounds.upperId,
       limit: f.pageSize + 1,
     };
+    const order = orderOf(f);
     const statement =
-      f.owner !== undefined
-        ? this.#q.listByOwner
-        : f.state !== undefined
-          ? this.#q.listByState
-          : this.#q.listAll;
-    return toOperatorPage(statement.all(params) as TaskRow[], f.pageSize);
+      order === 'createdAt'
+        ? this.#q.listByCreation
+        : f.owner !== undefined
+          ? this.#q.listByOwner
+          : f.state !== undefined
+            ? this.#q.listByState
+            : this.#q.listAll;
+    return toOperatorPage(statement.all(params) as TaskRow[], f.pageSize, order);
   }
 
   async countTasksByState(): Promise<Partial<Record<TaskState, number>>> {

@@ -191,7 +191,7 @@ async function loadList() {
       ? filtered
         ? 'No task matches these filters.'
         : 'No tasks yet.'
-      : `${page.tasks.length} task${page.tasks.length === 1 ? '' : 's'}${pageToken ? ' (a later page)' : ''}, most recently updated first${filtered ? ', filtered' : ''}.`;
+      : `${page.tasks.length} task${page.tasks.length === 1 ? '' : 's'}${pageToken ? ' (a later page)' : ''}, most recently ${page.orderedBy === 'createdAt' ? 'created' : 'updated'} first${filtered ? ', filtered' : ''}.`;
   ui.next.disabled = nextToken === '';
   ui.first.disabled = pageToken === '';
 }
