@@ -8,7 +8,6 @@ import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
 import { routeConsoleToLogger } from './logging/console.js';
 import { rotateSigningKey } from './push/signing-keys.js';
-import { startServer } from './server.js';
 import { startTracing } from './telemetry/sdk.js';
 
 async function main(): Promise<void> {
@@ -72,6 +71,8 @@ async function main(): Promise<void> {
   });
   // Before the first span: the SDK (only when OTEL_* variables ask for it) must be registered first.
   const tracing = await startTracing(process.env, logger);
+  // Loaded here, not at the top: the client commands (every CLI call) never pay for the server's graph.
+  const { startServer } = await import('./server.js');
   const starting = startServer({ config, skills, logger });
   // Listened for before the server starts: a signal right after the `listening` line (or during the
   // start) still stops it in order, rather than killing it with the store open.
