@@ -211,6 +211,7 @@ describe('errors that say what to do', () => {
         agentCard: '/.well-known/agent-card.json',
         jobs: '/v1/jobs',
         inbox: '/inbox',
+        console: '/console',
         a2a: { jsonrpc: { url: '/', method: 'POST' } },
       });
       expect(r.body.docs).toMatch(/^https:\/\//);

@@ -102,7 +102,14 @@ describe('the listening line', () => {
         url: agent.url,
         auth: { anonymous: true, loopbackOnly: true },
         database: { kind: 'sqlite', path: agent.dbPath },
-        faces: { a2aJsonRpc: '/', a2aRest: '/rest', jobs: '/v1/jobs', inbox: '/inbox', mcp: '/mcp' },
+        faces: {
+          a2aJsonRpc: '/',
+          a2aRest: '/rest',
+          jobs: '/v1/jobs',
+          inbox: '/inbox',
+          console: '/console',
+          mcp: '/mcp',
+        },
       });
       expect(line?.summary).toContain('auth: none (anonymous callers, this machine only)');
       expect(line?.summary).toContain(`data: SQLite ${agent.dbPath}`);

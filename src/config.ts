@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { normalizeApproverName } from './engine/grant.js';
 import { type AddressPolicy, parseAllowList } from './push/address-policy.js';
 
 /** Where the package lives (dist/src/config.js -> the repository root). */
@@ -205,6 +206,26 @@ const Env = z.object({
     .min(1)
     .optional()
     .meta(doc('JWT claim listing the skills the caller may use (absent claim: every skill)')),
+  JWT_ROLES_CLAIM: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc("JWT claim holding the caller's roles (a string or a list), for `OPERATORS` entries `role:NAME`"),
+    ),
+  OPERATORS: z
+    .string()
+    .default('')
+    .refine((list) => operatorEntries(list).every((e) => normalizeOperator(e) !== undefined), {
+      message:
+        'each entry must be "tenant/principal" (an API key), "jwt:tenant/principal" (a token\'s subject) or "role:NAME" (a JWT role)',
+    })
+    .meta(
+      doc(
+        'operators of `/console`: `tenant/principal`, `jwt:tenant/principal`, `role:NAME` (comma-separated)',
+        'none',
+      ),
+    ),
   ALLOW_ANONYMOUS: z
     .enum(['true', 'false'])
     .default('false')
@@ -291,6 +312,23 @@ const Env = z.object({
       ),
     ),
 });
+
+const operatorEntries = (list: string): string[] =>
+  list
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+
+/** An OPERATORS entry in the form principals are matched by (see auth/principal.ts operatorNamesOf). */
+function normalizeOperator(entry: string): string | undefined {
+  const role = /^role:(\S+)$/.exec(entry);
+  if (role) return entry;
+  return normalizeApproverName(entry);
+}
+
+/** OPERATORS, as the names the engine grants operator access to. */
+export const operatorsOf = (config: Pick<Config, 'OPERATORS'>): Set<string> =>
+  new Set(operatorEntries(config.OPERATORS).flatMap((e) => normalizeOperator(e) ?? []));
 
 /** The settings' schema, for the README's table (settings-table.ts). */
 export const SETTINGS = Env;

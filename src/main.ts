@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from './config.js';
 import type { AnySkill } from './engine/skill.js';
 import { routeConsoleToLogger } from './logging/console.js';
 import { rotateSigningKey } from './push/signing-keys.js';
-import { startServer } from './server.js';
+import { startTracing } from './telemetry/sdk.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -69,6 +69,10 @@ async function main(): Promise<void> {
     logger.fatal({ err, origin }, 'uncaught exception: stopping');
     process.exit(1);
   });
+  // Before the first span: the SDK (only when OTEL_* variables ask for it) must be registered first.
+  const tracing = await startTracing(process.env, logger);
+  // Loaded here, not at the top: the client commands (every CLI call) never pay for the server's graph.
+  const { startServer } = await import('./server.js');
   const starting = startServer({ config, skills, logger });
   // Listened for before the server starts: a signal right after the `listening` line (or during the
   // start) still stops it in order, rather than killing it with the store open.
@@ -77,7 +81,11 @@ async function main(): Promise<void> {
     starting.then(
       (server) =>
         server.stop().then(
-          () => process.exit(0),
+          // The last spans (those of the stop itself) leave before the process does.
+          async () => {
+            await tracing?.stop();
+            process.exit(0);
+          },
           (err: unknown) => {
             logger.error({ err }, 'shutdown failed');
             process.exit(1);

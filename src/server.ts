@@ -14,6 +14,7 @@ import { buildCore, type Core } from './server/core.js';
 import { buildHttp, type HttpSide } from './server/http.js';
 import { listeningLine } from './server/listening.js';
 import { orderedStop } from './server/stop.js';
+import { setAgentName } from './telemetry/tracing.js';
 import { installZodWords } from './zod-words.js';
 
 export interface ServerOptions {
@@ -81,6 +82,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
   );
   http.publish(card, signing);
+  setAgentName(card.sdk.name);
   const keysReload = setInterval(() => {
     signing
       .reload()

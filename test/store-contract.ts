@@ -4,6 +4,7 @@ import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
 import { fairnessContract } from './store-contract/fairness.js';
 import { leaseContract } from './store-contract/leases.js';
+import { operatorContract } from './store-contract/operator.js';
 import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
 import { statsContract } from './store-contract/stats.js';
@@ -36,6 +37,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     pushContract(c);
     blobContract(c);
     statsContract(c);
+    operatorContract(c);
 
     it('ping resolves', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

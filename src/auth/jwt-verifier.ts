@@ -22,6 +22,8 @@ export interface JwtOptions {
   principalClaim: string;
   /** Claim listing the skills the principal may use (an array of ids); absent claim: every skill. */
   skillsClaim?: string;
+  /** Claim holding the principal's roles (a string or a list; OPERATORS may name them as role:NAME). */
+  rolesClaim?: string;
   clock?: () => number;
 }
 
@@ -92,8 +94,21 @@ export class JwtVerifier {
     if (skills !== undefined && !(Array.isArray(skills) && skills.every((x) => typeof x === 'string'))) {
       return { reason: `the token's ${this.#options.skillsClaim} claim is not a list of skill ids` };
     }
-    return { id, tenant, via: 'jwt', ...(skills ? { skills: new Set(skills as string[]) } : {}) };
+    const roles = rolesOf(this.#options.rolesClaim ? payload[this.#options.rolesClaim] : undefined);
+    return {
+      id,
+      tenant,
+      via: 'jwt',
+      ...(skills ? { skills: new Set(skills as string[]) } : {}),
+      ...(roles.size > 0 ? { roles } : {}),
+    };
   }
+}
+
+/** A roles claim, as one role (a string) or several (a list); anything else grants no role. */
+function rolesOf(claim: unknown): ReadonlySet<string> {
+  const values = typeof claim === 'string' ? [claim] : Array.isArray(claim) ? claim : [];
+  return new Set(values.filter((v): v is string => typeof v === 'string' && v !== ''));
 }
 
 function describe(err: unknown): string {

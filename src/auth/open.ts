@@ -43,6 +43,7 @@ export function openAuthenticator(config: Config): Authenticator {
         tenantClaim: config.JWT_TENANT_CLAIM,
         principalClaim: config.JWT_PRINCIPAL_CLAIM,
         skillsClaim: config.JWT_SKILLS_CLAIM,
+        rolesClaim: config.JWT_ROLES_CLAIM,
       });
     } catch (err) {
       throw new ConfigError(`JWT_JWKS_FILE=${config.JWT_JWKS_FILE}: ${(err as Error).message}`);

@@ -9,6 +9,8 @@ export interface Principal {
   via: 'api-key' | 'jwt' | 'anonymous';
   /** Skills it may use; undefined for all. */
   skills?: ReadonlySet<string>;
+  /** Roles its token grants (JWT_ROLES_CLAIM); OPERATORS may name them as `role:NAME`. */
+  roles?: ReadonlySet<string>;
 }
 
 export const ANONYMOUS: Principal = { id: 'anonymous', tenant: '', via: 'anonymous' };
@@ -45,3 +47,19 @@ export const policyOf = (p: Principal): CallerPolicy => ({
   skills: p.skills,
   approverName: approverNameOf(p),
 });
+
+/**
+ * The operator name of the local user of an anonymous server on a loopback address (see
+ * faces/console/access.ts): no OPERATORS entry can spell it.
+ */
+export const LOCAL_OPERATOR = 'local';
+
+/**
+ * The names OPERATORS may know a principal by: its approver name and `role:NAME` for each role its
+ * token grants. The anonymous caller has none: whether it may use the console is the console's
+ * decision (a loopback server's local user, see faces/console/access.ts).
+ */
+export const operatorNamesOf = (p: Principal): string[] => {
+  const name = approverNameOf(p);
+  return [...(name === undefined ? [] : [name]), ...[...(p.roles ?? [])].map((r) => `role:${r}`)];
+};

@@ -1,3 +1,4 @@
+import { answerTook, traceAnswer } from '../telemetry/task-spans.js';
 import { type Core, notFound, refuseManyParts } from './core.js';
 import { EngineError } from './errors.js';
 import { type AnswerReceipt, type CallerPolicy, type Grant, grantOf, receiptOf } from './grant.js';
@@ -37,7 +38,11 @@ const RETRIES = 3;
  * Delivers a message to a task. An answer to an interrupted task queues it to run again; a message
  * to an active task is recorded in its history and never starts a second execution.
  */
-export async function answer(core: Core, a: Answer): Promise<Answered> {
+export function answer(core: Core, a: Answer): Promise<Answered> {
+  return traceAnswer(a.taskId, () => deliver(core, a));
+}
+
+async function deliver(core: Core, a: Answer): Promise<Answered> {
   const { journal } = core;
   const { owner, taskId, policy = {} } = a;
   refuseManyParts(a.message, core.limits);
@@ -85,6 +90,7 @@ export async function answer(core: Core, a: Answer): Promise<Answered> {
       { owner, messageId: message.messageId },
     );
     if (!result) continue; // the task moved on meanwhile: look again
+    answerTook(record, requeue && !result.duplicate, grant);
     if (requeue && !result.duplicate) {
       // The wait began with the write that asked (nothing else moves a waiting task's updatedAt).
       journal.observer.answered(record.skill, journal.now() - record.updatedAt);

@@ -1,3 +1,4 @@
+import type { ActivitySeries } from './activity.js';
 import { type Answer, type Answered, answer } from './answer.js';
 import type { ArtifactFile } from './artifact-reader.js';
 import type { ArtifactLink } from './artifacts.js';
@@ -8,6 +9,22 @@ import type { ClaimPolicy } from './fair-share.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js';
+import {
+  grantOperator,
+  type OperatorGrant,
+  type OperatorListFilter,
+  type OperatorTask,
+  operatorActivity,
+  operatorArtifact,
+  operatorCancel,
+  operatorCounts,
+  operatorList,
+  operatorRedeliver,
+  operatorStream,
+  operatorTask,
+} from './operator.js';
+import type { OperatorPage } from './operator-port.js';
+import type { NotificationKey } from './push.js';
 import { PushConfigs } from './push-configs.js';
 import {
   artifactFile,
@@ -46,6 +63,8 @@ export interface EngineOptions {
   claimPolicy?: ClaimPolicy;
   /** Where views link large artifacts: the download route, as callers reach it (a face's to say). */
   artifactUrl: ArtifactLink;
+  /** The names (OPERATORS) whose holders may read and act on every owner's tasks; none by default. */
+  operators?: ReadonlySet<string>;
 }
 
 /**
@@ -65,8 +84,10 @@ export interface EngineOptions {
  */
 export class Engine {
   readonly #core: Core;
+  readonly #operators: ReadonlySet<string>;
 
   constructor(options: EngineOptions) {
+    this.#operators = options.operators ?? new Set();
     const { store, now } = options.journal;
     this.#core = {
       journal: options.journal,
@@ -189,5 +210,46 @@ export class Engine {
     signal?: AbortSignal,
   ): Promise<TaskRecord> {
     return waitUntil(this.#core, id, done, timeoutMs, signal);
+  }
+
+  // Operators: every owner's tasks, for the console. Each takes the grant decided first.
+
+  /** An operator's grant, if one of the caller's names is in OPERATORS (decided before any read). */
+  operatorGrant(names: readonly string[]): OperatorGrant | undefined {
+    return grantOperator(this.#operators, names);
+  }
+
+  operatorList(grant: OperatorGrant, filter: OperatorListFilter): Promise<OperatorPage> {
+    return operatorList(this.#core, grant, filter);
+  }
+
+  operatorCounts(grant: OperatorGrant): Promise<Partial<Record<TaskState, number>>> {
+    return operatorCounts(this.#core, grant);
+  }
+
+  operatorTask(grant: OperatorGrant, id: string): Promise<OperatorTask> {
+    return operatorTask(this.#core, grant, id);
+  }
+
+  operatorCancel(grant: OperatorGrant, id: string): Promise<TaskView> {
+    return operatorCancel(this.#core, grant, id);
+  }
+
+  operatorArtifact(grant: OperatorGrant, id: string, artifactId: string): Promise<ArtifactFile> {
+    return operatorArtifact(this.#core, grant, id, artifactId);
+  }
+
+  /** Any owner's task as a stream, as its owner would follow it. */
+  operatorStream(grant: OperatorGrant, id: string, options: StreamOptions): AsyncGenerator<StreamItem> {
+    return operatorStream(this.#core, grant, id, options);
+  }
+
+  operatorRedeliver(grant: OperatorGrant, key: NotificationKey): Promise<{ owner: string }> {
+    return operatorRedeliver(this.#core, grant, key);
+  }
+
+  /** The last `windowMs` of activity per minute (finished tasks, queue, run times, webhooks). */
+  operatorActivity(grant: OperatorGrant, windowMs: number): Promise<ActivitySeries> {
+    return operatorActivity(this.#core, grant, windowMs);
   }
 }

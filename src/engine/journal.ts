@@ -67,6 +67,11 @@ export class Journal {
     for (const listener of this.#queued) listener();
   }
 
+  /** Notifications became due outside a write (an operator queued a dead letter again). */
+  pushQueued(): void {
+    for (const listener of this.#push) listener();
+  }
+
   /** A cancel was requested for a working task. */
   cancelRequested(taskId: string): void {
     for (const listener of this.#cancels) listener(taskId);

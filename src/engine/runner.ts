@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { runEnded, traceRun } from '../telemetry/task-spans.js';
 import { partBytes } from './artifacts.js';
 import { agentText } from './core.js';
 import type { Engine } from './engine.js';
@@ -149,7 +150,7 @@ export class Runner {
 
   #start(claim: ClaimedTask): void {
     const controller = new AbortController();
-    const done = this.#execute(claim, controller)
+    const done = traceRun(claim.record, () => this.#execute(claim, controller))
       .catch((err: unknown) =>
         this.#options.logger.error({ err, taskId: claim.record.id }, 'job bookkeeping failed'),
       )
@@ -168,8 +169,9 @@ export class Runner {
       to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
       message?: Message,
       waiting?: InputRequired,
-    ) =>
-      journal.commit({
+    ) => {
+      runEnded(to);
+      return journal.commit({
         taskId: record.id,
         from: ['working'],
         to,
@@ -181,6 +183,7 @@ export class Runner {
         approvers: waiting?.approvers,
         inputDeadline: waiting?.deadlineMs === undefined ? undefined : journal.now() + waiting.deadlineMs,
       });
+    };
     const text = (t: string) => agentText(record.id, record.contextId, t);
     const started = performance.now();
     const ended = (outcome: JobOutcome) =>
@@ -256,6 +259,7 @@ export class Runner {
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);
+      runEnded(undefined, ending);
       await this.#ending[ending]({ record, leaseToken, ctx, log, finish, text }, err);
       ended(JOB_OUTCOMES[ending]);
     } finally {

@@ -1,7 +1,8 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
 import type { DeliveryOutcome, NotificationKey, PendingNotification, PushConfig } from '../engine/push.js';
-import type { Message, Progress, TaskRecord, TaskState } from '../engine/task.js';
+import type { Message, Progress, TaskRecord, TaskState, TraceCarrier } from '../engine/task.js';
+import type { AttemptRecord, OperatorStore } from './operator-port.js';
 
 /** Blob parts are stored in pieces of this many bytes: a reader holds one piece at a time. */
 export const BLOB_PIECE_BYTES = 1024 * 1024;
@@ -40,6 +41,8 @@ export interface NewTask {
    * with EngineError `too-many-tasks`, decided in the create's own transaction.
    */
   maxActive?: number;
+  /** The creating span's context, kept with the task (see TaskRecord.trace). */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -156,7 +159,7 @@ export type StoreChange =
  *   const store: TaskStore = new SqliteStore({ path: './data/taskhandle.db' });
  *   storeContract('my-store', async () => new MyStore());   // test/store-contract.ts
  */
-export interface TaskStore {
+export interface TaskStore extends OperatorStore {
   /**
    * Inserts the task and its events atomically, or returns the task that (owner, messageId) already
    * made, unless that task has expired (then its messageId is free again).
@@ -245,8 +248,12 @@ export interface TaskStore {
    * undelivered notification of each (task, config) is ever due: per webhook, they go out in order.
    */
   claimNotifications(now: number, leaseMs: number, limit: number): Promise<PendingNotification[]>;
-  /** Records an attempt: delivered (removed), retry later, or dead-lettered (kept, never retried). */
-  settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void>;
+  /**
+   * Records an attempt: delivered (removed), retry later, or dead-lettered (kept, never retried).
+   * With `attempt`, the attempt is also kept in the task's delivery history (the newest
+   * {@link ATTEMPTS_KEPT} of each task, deleted with it), in the same transaction.
+   */
+  settleNotification(key: NotificationKey, outcome: DeliveryOutcome, attempt?: AttemptRecord): Promise<void>;
   /**
    * Calls `listener` for each change that other processes make to the store, from now until the
    * returned function is called. A store that only this process writes (SQLite) never calls it.

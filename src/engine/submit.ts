@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ATTR, activeCarrier, inSpan, type Span } from '../telemetry/tracing.js';
 import { type Core, type Priorities, refuseManyParts, storeRefusals } from './core.js';
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
@@ -44,8 +45,15 @@ export interface Submitted {
   created: boolean;
 }
 
-/** Creates the task a caller asked for and queues it; see {@link Submission}. */
-export async function submit(core: Core, s: Submission): Promise<Submitted> {
+/**
+ * Creates the task a caller asked for and queues it; see {@link Submission}. Traced as `create_task`,
+ * whose context the task keeps: its job runs start traces of their own that link back to it.
+ */
+export function submit(core: Core, s: Submission): Promise<Submitted> {
+  return inSpan('create_task', { attributes: { [ATTR.skill]: s.skill } }, (span) => create(core, s, span));
+}
+
+async function create(core: Core, s: Submission, span: Span): Promise<Submitted> {
   const { journal } = core;
   if (s.message) refuseManyParts(s.message, core.limits);
   const priority = priorityOf(s.priority, core.priorities);
@@ -85,6 +93,7 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
       messageId,
       pushConfigs: s.push && [pushConfigFor(id, s.push, now)],
       maxActive: core.maxActiveTasks || undefined,
+      trace: activeCarrier(),
       events: [
         { kind: 'message', message: first },
         { kind: 'status', state: 'submitted' },
@@ -93,6 +102,11 @@ export async function submit(core: Core, s: Submission): Promise<Submitted> {
     journal.observer,
   );
   journal.observer.stored('create', performance.now() - started);
+  span.setAttributes({
+    [ATTR.taskId]: result.record.id,
+    [ATTR.conversation]: result.record.contextId,
+    'taskhandle.created': created,
+  });
   if (!created) return { view: await get(core, s.owner, result.record.id), created };
   journal.publish(result);
   journal.observer.created(skill.id);

@@ -1,3 +1,7 @@
+import type { TraceCarrier } from '../telemetry/trace-context.js';
+
+export type { TraceCarrier };
+
 /**
  * The task record and its lifecycle. States are declared once here, mirrored by a CHECK constraint
  * in the store's schema, and changed only through {@link TRANSITIONS}.
@@ -169,6 +173,11 @@ export interface TaskRecord {
   approvers?: string[];
   /** While it waits for input: when it fails without an answer (epoch ms). */
   inputDeadline?: number;
+  /**
+   * The span that created the task, in W3C Trace Context form, when tracing was on: its job runs
+   * (here or on another instance, after a restart too) start traces of their own linked to it.
+   */
+  trace?: TraceCarrier;
 }
 
 /** A task as callers see it: the record plus what its event log adds up to. */

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { type PublishedCard, REST_PATH } from './a2a/agent-card.js';
+import { CONSOLE_PATH } from './console/router.js';
 import { INBOX_PATH } from './inbox/router.js';
 import { JOBS_PATH } from './jobs/document.js';
 
@@ -13,12 +14,13 @@ const WAYS_IN = {
   jobs: JOBS_PATH,
   jobsOpenApi: '/v1/openapi.json',
   inbox: INBOX_PATH,
+  console: CONSOLE_PATH,
   health: '/healthz',
 };
 
 /**
  * `GET /`: someone who opened the agent's root (a person in a browser, a curl) learns where its
- * card, its A2A endpoints, the jobs API, the inbox and its documentation are: JSON by default, a
+ * card, its A2A endpoints, the jobs API, the inbox, the console and its documentation are: JSON by default, a
  * page of links for a browser. JSON-RPC calls (`POST /`) never reach this.
  *
  * @example app.get('/', home(() => card));
@@ -50,6 +52,7 @@ function page(b: { name?: string; description?: string; docs?: string }, grpc?: 
 <body><h1>${html(b.name ?? 'A2A agent')}</h1><p>${html(b.description ?? '')}</p><ul>
 ${link(WAYS_IN.agentCard, 'Agent card')}
 ${link(WAYS_IN.inbox, 'Approvals inbox')}
+${link(WAYS_IN.console, 'Operator console')}
 ${link(WAYS_IN.jobs, `Jobs (plain HTTP): ${WAYS_IN.jobs}`)}
 ${link(WAYS_IN.jobsOpenApi, 'Jobs API (OpenAPI)')}
 ${b.docs ? link(b.docs, 'Documentation') : ''}

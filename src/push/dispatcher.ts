@@ -6,6 +6,7 @@ import type { DeliveryOutcome, NotificationKey, PendingNotification } from '../e
 import type { TaskStore } from '../engine/store-port.js';
 import type { TaskView } from '../engine/task.js';
 import { viewAt } from '../engine/view.js';
+import { traceDelivery } from '../telemetry/push-spans.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { DeliveryObserver, DeliveryResult } from './delivery-observer.js';
 import type { SecretBox } from './secret-box.js';
@@ -153,8 +154,15 @@ export class PushDispatcher {
       attempt: n.attempts,
     };
     try {
+      const started = this.#options.clock();
       const outcome = await this.#attempt(n, id);
-      await this.#options.store.settleNotification(n, outcome);
+      // Kept with the outcome, for the operator console's delivery history.
+      await this.#options.store.settleNotification(n, outcome, {
+        attempt: n.attempts,
+        at: started,
+        durationMs: Math.max(0, this.#options.clock() - started),
+        status: outcome.status,
+      });
       this.#options.observer?.settled(...observed(outcome, n, this.#options.clock()));
       if (outcome.kind === 'delivered') this.#options.logger.debug(log, 'push: delivered');
       else if (outcome.kind === 'retry')
@@ -166,6 +174,7 @@ export class PushDispatcher {
     }
   }
 
+  /** The attempt's outcome, with the receiver's HTTP status when it answered. */
   async #attempt(n: PendingNotification, id: string): Promise<Attempted> {
     const o = this.#options;
     const now = o.clock();
@@ -201,34 +210,45 @@ export class PushDispatcher {
       return { kind: 'dead', at: now, error: (err as Error).message };
     }
 
-    const result = await postWebhook({
+    const attempt = {
+      taskId: n.taskId,
+      configId: n.configId,
+      attempt: n.attempts,
       url,
-      headers,
-      body,
-      timeoutMs: o.timeoutMs,
-      policy: o.policy,
-      lookup: o.lookup,
-    });
+      trace: found.record.trace,
+    };
+    const result = await traceDelivery(attempt, (traceHeaders) =>
+      postWebhook({
+        url,
+        headers: { ...headers, ...traceHeaders },
+        body,
+        timeoutMs: o.timeoutMs,
+        policy: o.policy,
+        lookup: o.lookup,
+      }),
+    );
     const at = o.clock();
-    if (result.ok) return { kind: 'delivered' };
-    if (!result.retryable) return { kind: 'dead', at, error: result.error, refused: result.refused };
+    const { status } = result;
+    if (result.ok) return { kind: 'delivered', status };
+    if (!result.retryable) return { kind: 'dead', at, error: result.error, refused: result.refused, status };
     if (result.unresolved && n.attempts >= o.dnsMaxAttempts) {
       return {
         kind: 'dead',
         at,
         error: `host name does not resolve after ${n.attempts} attempts (${result.error})`,
+        status,
       };
     }
     const retryAt = Math.round(at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs));
     if (retryAt - n.createdAt > o.maxAgeMs) {
-      return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts` };
+      return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts`, status };
     }
-    return { kind: 'retry', at: retryAt, error: result.error };
+    return { kind: 'retry', at: retryAt, error: result.error, status };
   }
 }
 
-/** An attempt's outcome, and whether the address policy refused it. */
-type Attempted = DeliveryOutcome & { refused?: true };
+/** An attempt's outcome, whether the address policy refused it, and the receiver's HTTP status. */
+type Attempted = DeliveryOutcome & { refused?: true; status?: number };
 
 /** What the observer hears of an attempt settled at `now`. */
 function observed(outcome: Attempted, n: PendingNotification, now: number): [DeliveryResult, number?] {

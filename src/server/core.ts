@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
-import { openAuthenticator } from '../auth/open.js';
-import { tenantOf } from '../auth/principal.js';
+import { isLoopback, openAuthenticator } from '../auth/open.js';
+import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
-import { type Config, ConfigError, describeDatabase } from '../config.js';
+import { type Config, ConfigError, describeDatabase, operatorsOf } from '../config.js';
 import { Engine } from '../engine/engine.js';
 import { EventHub } from '../engine/events.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
@@ -100,6 +100,11 @@ export async function buildCore(
     tenantOf,
     priorities: { max: config.MAX_PRIORITY, stepMs: config.PRIORITY_STEP_MS },
     claimPolicy: claimPolicy(config, skills.all()),
+    // An anonymous server on loopback serves its machine's user alone, who already owns every task.
+    operators: new Set([
+      ...operatorsOf(config),
+      ...(authenticator.anonymous && isLoopback(config.HOST) ? [LOCAL_OPERATOR] : []),
+    ]),
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,

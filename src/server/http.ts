@@ -12,6 +12,7 @@ import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { restRouter } from '../faces/a2a/rest.js';
 import { TaskJsonCache } from '../faces/a2a/task-json.js';
 import type { Audit } from '../faces/audit.js';
+import { CONSOLE_PATH, consoleRouter } from '../faces/console/router.js';
 import { home } from '../faces/home.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
 import { InFlight } from '../faces/http/in-flight.js';
@@ -26,6 +27,7 @@ import {
 import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
 import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
+import { traceRequest } from '../telemetry/http-spans.js';
 import type { Core } from './core.js';
 
 /** Where each face is served, as the `listening` log line shows it. */
@@ -34,6 +36,7 @@ export const FACE_PATHS = {
   a2aRest: REST_PATH,
   jobs: '/v1/jobs',
   inbox: INBOX_PATH,
+  console: CONSOLE_PATH,
   mcp: MCP_PATH,
   agentCard: '/.well-known/agent-card.json',
 } as const;
@@ -126,6 +129,8 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
+  // The operator console: every principal's tasks, for OPERATORS (docs/console.md).
+  app.use(CONSOLE_PATH, consoleRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
   app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).
@@ -171,7 +176,12 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
 
   const inFlight = new InFlight();
   const requests = core.metrics?.http;
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Request spans are named by the face a request reached (docs/tracing.md).
+  const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) =>
+    traceRequest(req, res, routes, () => serve(req, res)),
+  );
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     inFlight.track(res);
     requests?.track(req, res);
     // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
@@ -188,7 +198,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       return;
     }
     app(req, res);
-  });
+  };
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   const publish = (published: PublishedCard, signing: SigningKeys) => {

@@ -38,6 +38,8 @@ export interface TaskRow {
   queue_at: number;
   retries: number;
   retry_reasons: string | null;
+  trace_parent: string | null;
+  trace_state: string | null;
 }
 
 /** A queued task as the fair claim reads it. */
@@ -114,6 +116,9 @@ export function toRecord(r: TaskRow): TaskRecord {
     runAfter: r.run_after > 0 ? r.run_after : undefined,
     retryReasons: r.retry_reasons ? (JSON.parse(r.retry_reasons) as string[]) : undefined,
     queueAt: r.queue_at,
+    trace: r.trace_parent
+      ? { traceparent: r.trace_parent, tracestate: r.trace_state ?? undefined }
+      : undefined,
   };
 }
 

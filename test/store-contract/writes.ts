@@ -38,6 +38,23 @@ export function writeContract(c: Contract): void {
       expect(await c.store.getTask(task.id, T0)).toEqual(result.record);
     });
 
+    it('keeps the creating span (trace context) with the task, and none when none was given', async () => {
+      const trace = {
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        tracestate: 'vendor=opaque',
+      };
+      const traced = await create({ trace });
+      expect(traced.trace).toEqual(trace);
+      expect((await c.store.getTask(traced.id, T0))?.trace).toEqual(trace);
+      const [claimed] = await c.store.claim('w1', T0 + 1, 30_000, 1);
+      expect(claimed?.record.trace).toEqual(trace);
+      const bare = await create({ trace: { traceparent: trace.traceparent } });
+      expect((await c.store.getTask(bare.id, T0))?.trace).toEqual({ traceparent: trace.traceparent });
+      const untraced = await create();
+      expect(untraced.trace).toBeUndefined();
+      expect((await c.store.getTaskWithLog(untraced.id, T0))?.record.trace).toBeUndefined();
+    });
+
     it('keeps a task without metadata or input as such', async () => {
       const record = await create({ metadata: undefined, input: undefined });
       const stored = await c.store.getTask(record.id, T0);

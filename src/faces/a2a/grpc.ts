@@ -5,6 +5,7 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
 import { type Config, ConfigError } from '../../config.js';
+import { tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
 import { admitCall, type GrpcCaller, grpcHandler } from './grpc-call.js';
@@ -45,11 +46,14 @@ export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSid
   });
   server.addService(
     A2AService,
-    grpcService({
-      requestHandler: grpcHandler(o.handler, o),
-      userBuilder: (call) => admitCall(call, o.admit, o.shutdown),
-      contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
-    }),
+    tracedService(
+      grpcService({
+        requestHandler: grpcHandler(o.handler, o),
+        userBuilder: (call) => admitCall(call, o.admit, o.shutdown),
+        contextBuilder: ({ user, extensions }) =>
+          newCallContext((user as GrpcCaller).state, extensions ?? []),
+      }),
+    ),
   );
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const bound = await new Promise<number>((resolve, reject) => {

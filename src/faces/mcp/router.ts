@@ -1,6 +1,7 @@
 import express from 'express';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import { isEngineError } from '../../engine/errors.js';
+import { traceMcp } from '../../telemetry/mcp-spans.js';
 import { InFlightKeys } from '../jobs/idempotency.js';
 import { admitted } from './admit.js';
 import { type Answer, type Call, callOf, STREAMED } from './call.js';
@@ -94,7 +95,8 @@ export function mcpRouter(o: McpOptions): express.Router {
         );
       }
       const call = callOf(o, req, res, principal, { revision, id, method, params });
-      const result = await handler(call);
+      const isTool = (name: string) => o.engine.skills.get(name) !== undefined;
+      const result = await traceMcp(method, params, isTool, () => handler(call));
       if (result === STREAMED) return;
       const meta =
         revision.kind === 'stateless'

@@ -69,6 +69,8 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     task.tenant ?? task.owner,
     task.priority ?? 0,
     task.queueAt ?? task.createdAt,
+    task.trace?.traceparent ?? null,
+    task.trace?.tracestate ?? null,
   ];
   const configs = task.pushConfigs ?? [];
   const row = await db.maybeTransaction(locked || configs.length > 0, async (client) => {

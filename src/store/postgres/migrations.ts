@@ -115,6 +115,39 @@ CREATE TABLE owner_usage (
 `,
   },
   {
+    version: 3,
+    name: 'the creating span of a task (W3C trace context), which its job runs link to',
+    sql: `
+ALTER TABLE tasks ADD COLUMN trace_parent text;
+ALTER TABLE tasks ADD COLUMN trace_state text;
+`,
+  },
+  {
+    version: 4,
+    name: 'every task by time and by state, and webhook delivery attempts, for the operator console',
+    // Keyset pages over (updated_at, id): a deep page of a million tasks costs what the first does.
+    sql: `
+CREATE INDEX tasks_by_update ON tasks (updated_at, id);
+CREATE INDEX tasks_by_state ON tasks (state, updated_at, id);
+-- Created ranges walk this one (created_at never changes: only inserts write it).
+CREATE INDEX tasks_by_creation ON tasks (created_at, id);
+CREATE TABLE push_attempts (
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_id     text NOT NULL,
+  config_id   text NOT NULL,
+  seq         integer NOT NULL,
+  attempt     integer NOT NULL,
+  at          bigint NOT NULL,
+  duration_ms integer NOT NULL,
+  status      integer,
+  outcome     text NOT NULL CHECK (outcome IN ('delivered', 'retry', 'dead')),
+  error       text
+);
+CREATE INDEX push_attempts_by_task ON push_attempts (task_id, id);
+CREATE INDEX push_attempts_by_time ON push_attempts (at);
+`,
+  },
+  {
     version: 6,
     name: 'fair claims: tenant, priority and queue order, retry backoff',
     // Existing rows: queue_at 0 (queued before this version: first in their owner's queue); the

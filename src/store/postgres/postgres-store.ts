@@ -3,6 +3,14 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import { type ClaimPolicy, pickFair, type RunningCount } from '../../engine/fair-share.js';
+import type {
+  AttemptRecord,
+  DeliveryAttempt,
+  OperatorFilter,
+  OperatorPage,
+  OutboxEntry,
+  RecentActivity,
+} from '../../engine/operator-port.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -47,6 +55,7 @@ import { ChangeFeed, notice } from './change-feed.js';
 import { createTask } from './create-task.js';
 import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
+import { PostgresOperator } from './operator.js';
 import { encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
 import { readStats } from './stats.js';
@@ -74,6 +83,7 @@ export class PostgresStore implements TaskStore {
   readonly #feed: ChangeFeed;
   readonly #channel: string;
   readonly #schema: string;
+  readonly #operator: PostgresOperator;
   /** Tells this instance's notices from the others'. */
   readonly #instance = randomUUID().slice(0, 8);
   /** The server's max_connections: the most creates that can be in flight at once, cluster-wide. */
@@ -86,6 +96,7 @@ export class PostgresStore implements TaskStore {
     this.#channel = `taskhandle_${o.schema}`;
     this.#schema = o.schema;
     this.#feed = new ChangeFeed(config, this.#channel, this.#instance, o.logger);
+    this.#operator = new PostgresOperator(this.#db);
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts hearing other instances. */
@@ -396,12 +407,45 @@ export class PostgresStore implements TaskStore {
     return rows.map(toPendingNotification);
   }
 
-  async settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void> {
+  async settleNotification(
+    key: NotificationKey,
+    outcome: DeliveryOutcome,
+    attempt?: AttemptRecord,
+  ): Promise<void> {
     const where = [key.taskId, key.configId, key.seq];
-    if (outcome.kind === 'delivered') await this.#db.query(Q.deliveredNotification, where);
-    else if (outcome.kind === 'retry')
-      await this.#db.query(Q.retryNotification, [...where, outcome.at, outcome.error]);
-    else await this.#db.query(Q.deadNotification, [...where, outcome.at, outcome.error]);
+    await this.#db.maybeTransaction(attempt !== undefined, async (client) => {
+      if (outcome.kind === 'delivered') await client.query({ ...Q.deliveredNotification, values: where });
+      else if (outcome.kind === 'retry')
+        await client.query({ ...Q.retryNotification, values: [...where, outcome.at, outcome.error] });
+      else await client.query({ ...Q.deadNotification, values: [...where, outcome.at, outcome.error] });
+      if (attempt) await this.#operator.recordAttempt(client, key, outcome, attempt);
+    });
+  }
+
+  // The operator console's reads (operator.ts).
+
+  listAllTasks(filter: OperatorFilter): Promise<OperatorPage> {
+    return this.#operator.listAllTasks(filter);
+  }
+
+  countTasksByState(): Promise<Partial<Record<TaskState, number>>> {
+    return this.#operator.countTasksByState();
+  }
+
+  listAttempts(taskId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return this.#operator.listAttempts(taskId, limit);
+  }
+
+  listOutbox(taskId: string): Promise<OutboxEntry[]> {
+    return this.#operator.listOutbox(taskId);
+  }
+
+  redeliver(key: NotificationKey, now: number): Promise<boolean> {
+    return this.#operator.redeliver(key, now);
+  }
+
+  recentActivity(since: number, limit: number): Promise<RecentActivity> {
+    return this.#operator.recentActivity(since, limit);
   }
 
   watch(listener: (change: StoreChange) => void): () => void {

@@ -28,7 +28,7 @@ const SQL = {
   // $1 id, $2 context_id, $3 owner, $4 skill, $5 input, $6 metadata, $7 created_at, $8 expires_at,
   // $9 ttl_ms, $10 poll_interval_ms, $11 message_id, $12 kinds, $13 payloads, $14 the owner's limit
   // of unfinished tasks (null: none), $15 how far below it a create must stay, $16 tenant,
-  // $17 priority, $18 queue_at.
+  // $17 priority, $18 queue_at, $19 trace_parent, $20 trace_state.
   // The message id goes first: a second create with it (here or on another instance) waits for this
   // one on the primary key, then inserts nothing, and so neither does the rest of the statement.
   // The row that comes back always carries the owner's count (`active`), with the task if made.
@@ -38,9 +38,10 @@ const SQL = {
       SELECT $3::text, $11::text, $1::text FROM cnt WHERE $14::int IS NULL OR cnt.n + $15::int < $14::int
       ON CONFLICT DO NOTHING RETURNING task_id),
     u AS (INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
-        expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at)
+        expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at, trace_parent, trace_state)
       SELECT $1::text, $2::text, $3::text, $4::text, 'submitted', $5::text, $6::text, $7::bigint, $7::bigint,
-        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]), $16::text, $17::integer, $18::bigint
+        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]), $16::text, $17::integer, $18::bigint,
+        $19::text, $20::text
       FROM m
       RETURNING *),
     e AS (INSERT INTO events (task_id, seq, kind, at, payload)
@@ -174,6 +175,7 @@ const SQL = {
     c AS (DELETE FROM push_configs WHERE task_id IN (SELECT id FROM doomed)),
     d AS (DELETE FROM push_outbox WHERE task_id IN (SELECT id FROM doomed)),
     e AS (DELETE FROM blob_pieces WHERE task_id IN (SELECT id FROM doomed)),
+    g AS (DELETE FROM push_attempts WHERE task_id IN (SELECT id FROM doomed)),
     -- The snapshot still holds the doomed rows: their bytes leave their owners' totals.
     f AS (UPDATE owner_usage SET bytes = GREATEST(0, owner_usage.bytes - s.bytes)
       FROM (SELECT owner, sum(stored_bytes) AS bytes FROM tasks

@@ -145,6 +145,39 @@ CREATE TABLE owner_usage (
 `,
   },
   {
+    version: 9,
+    name: 'the creating span of a task (W3C trace context), which its job runs link to',
+    sql: `
+ALTER TABLE tasks ADD COLUMN trace_parent TEXT;
+ALTER TABLE tasks ADD COLUMN trace_state TEXT;
+`,
+  },
+  {
+    version: 10,
+    name: 'every task by time and by state, and webhook delivery attempts, for the operator console',
+    // Keyset pages over (updated_at, id): a deep page of a million tasks costs what the first does.
+    sql: `
+CREATE INDEX tasks_by_update ON tasks (updated_at, id);
+CREATE INDEX tasks_by_state ON tasks (state, updated_at, id);
+-- Created ranges walk this one (created_at never changes: only inserts write it).
+CREATE INDEX tasks_by_creation ON tasks (created_at, id);
+CREATE TABLE push_attempts (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id     TEXT NOT NULL,
+  config_id   TEXT NOT NULL,
+  seq         INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  at          INTEGER NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  status      INTEGER,
+  outcome     TEXT NOT NULL CHECK (outcome IN ('delivered', 'retry', 'dead')),
+  error       TEXT
+);
+CREATE INDEX push_attempts_by_task ON push_attempts (task_id, id);
+CREATE INDEX push_attempts_by_time ON push_attempts (at);
+`,
+  },
+  {
     version: 12,
     name: 'fair claims: tenant, priority and queue order, retry backoff',
     // Existing rows: queue_at 0 (queued before this version: first in their owner's queue); the

@@ -9,6 +9,14 @@ import {
   type RunningCount,
   turnKeys,
 } from '../../engine/fair-share.js';
+import type {
+  AttemptRecord,
+  DeliveryAttempt,
+  OperatorFilter,
+  OperatorPage,
+  OutboxEntry,
+  RecentActivity,
+} from '../../engine/operator-port.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -54,6 +62,7 @@ import {
 import { GroupCommit } from './group-commit.js';
 import { InstanceLock } from './instance-lock.js';
 import { migrate } from './migrations.js';
+import { SqliteOperator } from './operator.js';
 import { makeDatabasePrivate } from './private-files.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { SqliteStats } from './stats.js';
@@ -88,6 +97,7 @@ export class SqliteStore implements TaskStore {
   readonly #lock: InstanceLock | undefined;
   readonly #stats: SqliteStats;
   readonly #optimizer: NodeJS.Timeout;
+  readonly #operator: SqliteOperator;
   #closed = false;
 
   constructor(options: SqliteOptions) {
@@ -118,6 +128,7 @@ export class SqliteStore implements TaskStore {
     const wal = durable ? new WalSync(options.path) : undefined;
     this.#wal = wal;
     this.#writes = new GroupCommit(this.#db, wal && (() => wal.sync()));
+    this.#operator = new SqliteOperator(this.#db, (work) => this.#writes.run(work));
   }
 
   async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
@@ -153,6 +164,8 @@ export class SqliteStore implements TaskStore {
         tenant: task.tenant ?? task.owner,
         priority: task.priority ?? 0,
         queue_at: task.queueAt ?? task.createdAt,
+        trace_parent: task.trace?.traceparent ?? null,
+        trace_state: task.trace?.tracestate ?? null,
       }) as TaskRow;
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
       for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
@@ -379,6 +392,7 @@ export class SqliteStore implements TaskStore {
         this.#q.deleteMessageIds.run(id);
         this.#q.deletePushConfigs.run(id);
         this.#q.deleteNotifications.run(id);
+        this.#operator.deleteAttempts(id);
         this.#q.deleteTask.run(id);
       }
       return doomed.length;
@@ -425,14 +439,45 @@ export class SqliteStore implements TaskStore {
     );
   }
 
-  async settleNotification(key: NotificationKey, outcome: DeliveryOutcome): Promise<void> {
+  async settleNotification(
+    key: NotificationKey,
+    outcome: DeliveryOutcome,
+    attempt?: AttemptRecord,
+  ): Promise<void> {
     const where = { task_id: key.taskId, config_id: key.configId, seq: key.seq };
     await this.#writes.run(() => {
+      if (attempt) this.#operator.recordAttempt(key, outcome, attempt);
       if (outcome.kind === 'delivered') this.#q.deliveredNotification.run(key.taskId, key.configId, key.seq);
       else if (outcome.kind === 'retry')
         this.#q.retryNotification.run({ ...where, at: outcome.at, error: outcome.error });
       else this.#q.deadNotification.run({ ...where, at: outcome.at, error: outcome.error });
     });
+  }
+
+  // The operator console's reads (operator.ts).
+
+  listAllTasks(filter: OperatorFilter): Promise<OperatorPage> {
+    return this.#operator.listAllTasks(filter);
+  }
+
+  countTasksByState(): Promise<Partial<Record<TaskState, number>>> {
+    return this.#operator.countTasksByState();
+  }
+
+  listAttempts(taskId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return this.#operator.listAttempts(taskId, limit);
+  }
+
+  listOutbox(taskId: string): Promise<OutboxEntry[]> {
+    return this.#operator.listOutbox(taskId);
+  }
+
+  redeliver(key: NotificationKey, now: number): Promise<boolean> {
+    return this.#operator.redeliver(key, now);
+  }
+
+  recentActivity(since: number, limit: number): Promise<RecentActivity> {
+    return this.#operator.recentActivity(since, limit);
   }
 
   /** One process owns the file (one connection, group commit): nobody else changes it. */

@@ -7,9 +7,9 @@ const LIST_WHERE = `owner = @owner AND expires_at > @now
 
 const SQL = {
   insertTask: `INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
-      expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at)
+      expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at, trace_parent, trace_state)
     VALUES (@id, @context_id, @owner, @skill, 'submitted', @input, @metadata, @created_at, @created_at,
-      @expires_at, @ttl_ms, @poll_interval_ms, @last_seq, @tenant, @priority, @queue_at)
+      @expires_at, @ttl_ms, @poll_interval_ms, @last_seq, @tenant, @priority, @queue_at, @trace_parent, @trace_state)
     RETURNING *`,
   insertEvent: 'INSERT INTO events (task_id, seq, kind, at, payload) VALUES (?, ?, ?, ?, ?)',
   insertMessageId: 'INSERT INTO message_ids (owner, message_id, task_id) VALUES (?, ?, ?)',
