@@ -1,3 +1,5 @@
+import { signInSection } from '../http/browser-page.js';
+
 /**
  * The inbox page: static HTML (no data in it; the script fetches and renders with textContent).
  * Its script and style are files of the same origin, as the Content-Security-Policy requires.
@@ -21,20 +23,7 @@ export const INBOX_PAGE = `<!doctype html>
 <main>
   <p id="status" role="status" aria-live="polite">Loading the inbox…</p>
   <button type="button" id="retry" hidden>Try again</button>
-  <section id="sign-in" aria-labelledby="sign-in-title" hidden>
-    <h2 id="sign-in-title">Sign in</h2>
-    <p>Use the credentials you call the agent's API with. They are kept in this tab only.</p>
-    <form id="sign-in-form">
-      <fieldset>
-        <legend>Kind of credential</legend>
-        <label><input type="radio" name="kind" value="api-key" checked> API key (<code>X-API-Key</code>)</label>
-        <label><input type="radio" name="kind" value="bearer"> Bearer token (JWT)</label>
-      </fieldset>
-      <label for="credential">Credential</label>
-      <input id="credential" name="credential" type="password" autocomplete="off" required spellcheck="false">
-      <button type="submit">Sign in</button>
-    </form>
-  </section>
+${signInSection(`Use the credentials you call the agent's API with. They are kept in this tab only.`)}
   <section id="inbox" aria-labelledby="inbox-title" hidden>
     <h2 id="inbox-title">Waiting for you</h2>
     <p id="summary"></p>

@@ -8,8 +8,8 @@ import { answerTask } from '../answer.js';
 import type { Audit } from '../audit.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import { eventSourceParser, ownAssets, pageRouter } from '../http/browser-page.js';
 import { admitted, bodyless, bodyProblem, principalOf, problem, STATUS_OF } from '../http/problem.js';
-import { loadAssets } from './assets.js';
 import { changeStream } from './events.js';
 import { INBOX_PAGE } from './page.js';
 import { toWaitingItem } from './waiting.js';
@@ -33,16 +33,6 @@ const Answer = z.union([
   z.strictObject({ text: z.string().trim().min(1).max(10_000) }),
 ]);
 
-const SECURITY_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-};
-
 /**
  * The approvals inbox: a page where an approver signs in with the same credentials as the API,
  * sees the tasks waiting for them (their own, or naming them as approver) and answers them; the
@@ -52,20 +42,10 @@ const SECURITY_HEADERS = {
  *   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, maxBodyBytes, maxJsonDepth, keepAliveMs, shutdown }));
  */
 export function inboxRouter(o: InboxOptions): express.Router {
-  const router = express.Router();
-  const assets = loadAssets();
-  router.use((_req, res, next) => {
-    res.set(SECURITY_HEADERS);
-    next();
+  const router = pageRouter(INBOX_PAGE, {
+    ...ownAssets('inbox', { 'inbox.js': 'text/javascript', 'inbox.css': 'text/css' }),
+    'eventsource-parser.js': eventSourceParser(),
   });
-  router.get('/', (_req, res) => {
-    res.set('Cache-Control', 'no-store').type('html').send(INBOX_PAGE);
-  });
-  for (const [name, asset] of Object.entries(assets)) {
-    router.get(`/${name}`, (_req, res) => {
-      res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body);
-    });
-  }
 
   const api = express.Router();
   api.use(admitted(o.admit), bodyless(o.maxBodyBytes));
