@@ -25,7 +25,7 @@ export const CONSOLE_PAGE = `<!doctype html>
 <main>
   <p id="status" role="status" aria-live="polite">Loading the console…</p>
   <button type="button" id="retry" hidden>Try again</button>
-${signInSection(`Use the credentials you call the agent's API with; an operator's (OPERATORS). They are kept in this tab only.`)}
+${signInSection("Use the credentials you call the agent's API with; an operator's (OPERATORS). They are kept in this tab only.")}
   <section id="overview" aria-labelledby="tasks-title" hidden>
     <h2 id="charts-title">The last hour</h2>
     <div id="charts" class="charts" aria-describedby="charts-note"></div>

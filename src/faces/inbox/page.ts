@@ -23,7 +23,7 @@ export const INBOX_PAGE = `<!doctype html>
 <main>
   <p id="status" role="status" aria-live="polite">Loading the inbox…</p>
   <button type="button" id="retry" hidden>Try again</button>
-${signInSection(`Use the credentials you call the agent's API with. They are kept in this tab only.`)}
+${signInSection("Use the credentials you call the agent's API with. They are kept in this tab only.")}
   <section id="inbox" aria-labelledby="inbox-title" hidden>
     <h2 id="inbox-title">Waiting for you</h2>
     <p id="summary"></p>
