@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobError } from '../src/engine/errors.js';
+import { NO_OBSERVER } from '../src/engine/observer.js';
 import { backoffMs } from '../src/engine/retry.js';
 import { defineSkill, type RetryPolicy } from '../src/engine/skill.js';
 import { handleOf } from '../src/faces/handle.js';
@@ -50,11 +51,16 @@ afterEach(async () => {
   await h.close();
 });
 
+/** How each run ended, as the metrics hear it. */
+let outcomes: string[] = [];
+
 function open() {
   now = T;
+  outcomes = [];
   h = harness(dirs.make(), {
     skills: [flaky.skill, doomed.skill, fatal.skill, reset.skill],
     clock: () => now,
+    observer: { ...NO_OBSERVER, jobEnded: (_skill, outcome) => outcomes.push(outcome) },
   });
   h.startRunner({ pollMs: 10 });
 }
@@ -94,6 +100,8 @@ describe('retries under a skill policy (fake clock)', () => {
     const done = await waitForState(h.engine, id, 'completed');
     expect(done).toMatchObject({ retries: 2, interruptions: 0, attempts: 3 });
     expect(textOf(done.statusMessage)).toBe('ok on run 3');
+    // Retried runs are counted apart from failed ones (and from re-runs after a crash).
+    expect(outcomes).toEqual(['retried', 'retried', 'completed']);
   });
 
   it('fails for good after the last attempt, with every attempt’s reason', async () => {
@@ -108,6 +116,7 @@ describe('retries under a skill policy (fake clock)', () => {
       'Job failed after 3 attempts:\n1. upstream 503 (run 1)\n2. upstream 503 (run 2)\n3. upstream 503 (run 3)',
     );
     expect(failed.retryReasons).toEqual(['upstream 503 (run 1)', 'upstream 503 (run 2)']);
+    expect(outcomes).toEqual(['retried', 'retried', 'failed']);
   });
 
   it('fails at once on a failure that is not transient, and retries a declared kind of error', async () => {

@@ -4,6 +4,8 @@ import type { TaskState } from './task.js';
 export type JobOutcome =
   | 'completed'
   | 'failed'
+  /** Failed, and queued again by its skill's retry policy. */
+  | 'retried'
   | 'canceled'
   | 'rejected'
   | 'input-required'

@@ -260,16 +260,19 @@ export class Runner {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);
       runEnded(undefined, ending);
-      await this.#ending[ending]({ record, leaseToken, ctx, log, finish, text }, err);
-      ended(JOB_OUTCOMES[ending]);
+      const outcome = await this.#ending[ending]({ record, leaseToken, ctx, log, finish, text }, err);
+      ended(outcome === 'retried' ? 'retried' : JOB_OUTCOMES[ending]);
     } finally {
       clearInterval(heartbeat);
       ctx.close();
     }
   }
 
-  /** What the runner writes (or leaves) for each way a run can end without returning. */
-  readonly #ending: Record<Ending, (run: EndedRun, err: unknown) => Promise<void>> = {
+  /**
+   * What the runner writes (or leaves) for each way a run can end without returning; `failed` says
+   * 'retried' when the skill's retry policy queued the task again (counted apart in the metrics).
+   */
+  readonly #ending: Record<Ending, (run: EndedRun, err: unknown) => Promise<unknown>> = {
     asked: async ({ record, ctx, finish, text }, err) => {
       const { prompt } = err as InputRequired;
       await ctx.flush();
@@ -304,8 +307,8 @@ export class Runner {
         isJobError(err) || isQuotaExceeded(err)
           ? err.message
           : `an internal error in the skill "${record.skill}" (the server logged it)`;
-      if (await this.#retried(run, err, why)) return;
-      await finish('failed', text(failureText([...(record.retryReasons ?? []), why])));
+      if (await this.#retried(run, err, why)) return 'retried';
+      return finish('failed', text(failureText([...(record.retryReasons ?? []), why])));
     },
   };
 
