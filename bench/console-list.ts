@@ -90,7 +90,7 @@ async function cursorAt(store: TaskStore, filter: Omit<OperatorFilter, 'now' | '
   let seen = 0;
   let last: { updatedAt: number; id: string } | undefined;
   while (seen < depth) {
-    const page = await store.listAllTasks({
+    const page = await store.operator.listAllTasks({
       ...filter,
       now: NOW,
       pageSize: Math.min(1000, depth - seen),
@@ -119,7 +119,7 @@ async function measure(name: string, store: TaskStore): Promise<void> {
   console.log('| --- | --- | --- | --- |');
   for (const [label, filter] of cases) {
     const page = (pageToken?: string) => () =>
-      store.listAllTasks({ ...filter, now: NOW, pageSize: 50, pageToken });
+      store.operator.listAllTasks({ ...filter, now: NOW, pageSize: 50, pageToken });
     const first = await time(page());
     const all = label === 'all' ? TASKS : (await cursorAt(store, filter, Number.MAX_SAFE_INTEGER)).seen;
     const half = await cursorAt(store, filter, Math.floor(all / 2));
@@ -129,13 +129,15 @@ async function measure(name: string, store: TaskStore): Promise<void> {
     const f = (t: { median: number; max: number }) => `${t.median.toFixed(2)} / ${t.max.toFixed(2)}`;
     console.log(`| ${label} (${all} match) | ${f(first)} | ${f(mid)} | ${f(last)} |`);
   }
-  const idText = await time(() => store.listAllTasks({ idContains: 'ffff-0000', now: NOW, pageSize: 50 }));
+  const idText = await time(() =>
+    store.operator.listAllTasks({ idContains: 'ffff-0000', now: NOW, pageSize: 50 }),
+  );
   console.log(
     `| id contains a rare text (scans) | ${idText.median.toFixed(1)} / ${idText.max.toFixed(1)} | | |`,
   );
-  const counts = await time(() => store.countTasksByState());
+  const counts = await time(() => store.operator.countTasksByState());
   console.log(`counts by state: ${counts.median.toFixed(1)} / ${counts.max.toFixed(1)} ms`);
-  const hour = await time(() => store.recentActivity(NOW - 3_600_000, 20_000));
+  const hour = await time(() => store.operator.recentActivity(NOW - 3_600_000, 20_000));
   console.log(`the charts' hour (recentActivity): ${hour.median.toFixed(1)} / ${hour.max.toFixed(1)} ms`);
 }
 

@@ -66,7 +66,7 @@ export async function operatorList(
 ): Promise<OperatorPage> {
   check(grant);
   const { store, now } = core.journal;
-  return storeRefusals(store.listAllTasks({ ...f, now: now() }));
+  return storeRefusals(store.operator.listAllTasks({ ...f, now: now() }));
 }
 
 /**
@@ -87,7 +87,7 @@ export async function operatorCounts(
   const now = core.journal.now();
   const last = counted.get(core);
   if (last && now - last.at < COUNTS_FRESH_MS) return last.counts;
-  const counts = core.journal.store.countTasksByState();
+  const counts = core.journal.store.operator.countTasksByState();
   counted.set(core, { at: now, counts });
   // A failed count is not kept: the next call counts again.
   counts.catch(() => counted.delete(core));
@@ -104,8 +104,8 @@ export async function operatorTask(core: Core, grant: OperatorGrant, id: string)
   const [events, configs, attempts, outbox] = await Promise.all([
     store.readEvents(id, after, TIMELINE_EVENTS),
     record.pushConfigs > 0 ? store.listPushConfigs(id) : [],
-    store.listAttempts(id, ATTEMPTS_SHOWN),
-    store.listOutbox(id),
+    store.operator.listAttempts(id, ATTEMPTS_SHOWN),
+    store.operator.listOutbox(id),
   ]);
   return {
     record,
@@ -151,7 +151,7 @@ export async function operatorRedeliver(
   check(grant);
   const { store, now } = core.journal;
   const owner = await ownerOf(core, key.taskId);
-  if (!(await store.redeliver(key, now()))) {
+  if (!(await store.operator.redeliver(key, now()))) {
     throw new EngineError(
       'task-not-found',
       `Task ${key.taskId} has no dead letter ${key.seq} for webhook ${key.configId} (delivered, or its webhook deleted)`,
@@ -169,7 +169,7 @@ export async function operatorActivity(
 ): Promise<ActivitySeries> {
   check(grant);
   const now = core.journal.now();
-  const activity = await core.journal.store.recentActivity(now - windowMs, ACTIVITY_TASKS);
+  const activity = await core.journal.store.operator.recentActivity(now - windowMs, ACTIVITY_TASKS);
   return summarize(activity, now, windowMs);
 }
 

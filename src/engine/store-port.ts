@@ -159,7 +159,9 @@ export type StoreChange =
  *   const store: TaskStore = new SqliteStore({ path: './data/taskhandle.db' });
  *   storeContract('my-store', async () => new MyStore());   // test/store-contract.ts
  */
-export interface TaskStore extends OperatorStore {
+export interface TaskStore {
+  /** The operator console's reads and its one action (deliver again): see {@link OperatorStore}. */
+  readonly operator: OperatorStore;
   /**
    * Inserts the task and its events atomically, or returns the task that (owner, messageId) already
    * made, unless that task has expired (then its messageId is free again).

@@ -21,7 +21,7 @@ export function operatorContract(c: Contract): void {
     const ids: string[] = [];
     let pageToken: string | undefined;
     for (let pages = 0; pages < 200; pages++) {
-      const page = await c.store.listAllTasks({ ...filter, pageToken, now });
+      const page = await c.store.operator.listAllTasks({ ...filter, pageToken, now });
       expect(page.records.length).toBeLessThanOrEqual(filter.pageSize);
       ids.push(...page.records.map((r) => r.id));
       if (page.nextPageToken === '') return ids;
@@ -60,7 +60,7 @@ export function operatorContract(c: Contract): void {
       for (const pageSize of [1, 2, 4, 100]) {
         expect(await walk({ pageSize })).toEqual(newestFirst(now));
       }
-      const first = await c.store.listAllTasks({ pageSize: 3, now: T0 });
+      const first = await c.store.operator.listAllTasks({ pageSize: 3, now: T0 });
       expect(first.records.map((r) => r.id)).toEqual(['task-7', 'task-2', 'task-8']);
       expect(first.records[0]).toMatchObject({ owner: 'bob', state: 'working', skill: 'export' });
       expect(first.orderedBy).toBe('updatedAt');
@@ -91,9 +91,9 @@ export function operatorContract(c: Contract): void {
       expect(
         await walk({ pageSize: 1, createdBefore: T0 + 9, updatedBefore: T0 + 55, owner: 'bob' }),
       ).toEqual(['task-7', 'task-4', 'task-1']);
-      expect((await c.store.listAllTasks({ pageSize: 1, createdAfter: T0, now: T0 })).orderedBy).toBe(
-        'createdAt',
-      );
+      expect(
+        (await c.store.operator.listAllTasks({ pageSize: 1, createdAfter: T0, now: T0 })).orderedBy,
+      ).toBe('createdAt');
       expect(await walk({ pageSize: 2, updatedAfter: T0 + 8, updatedBefore: T0 + 60 })).toEqual([
         'task-4',
         'task-8',
@@ -110,7 +110,7 @@ export function operatorContract(c: Contract): void {
       await create({ id: 'long', expiresAt: T0 + HOUR });
       expect(await walk({ pageSize: 10 }, T0 + 10)).toEqual(['long']);
       await expect(
-        c.store.listAllTasks({ pageSize: 10, now: T0, pageToken: 'bm9wZQ' }),
+        c.store.operator.listAllTasks({ pageSize: 10, now: T0, pageToken: 'bm9wZQ' }),
       ).rejects.toMatchObject({
         name: 'InvalidPageToken',
       });
@@ -122,7 +122,7 @@ export function operatorContract(c: Contract): void {
     await write('task-1', { to: 'working', events: [], at: T0 + 50 });
     await write('task-1', { from: ['working'], to: 'completed', events: [], at: T0 + 60 });
     await write('task-2', { to: 'canceled', events: [], at: T0 + 60 });
-    expect(await c.store.countTasksByState()).toEqual({ submitted: 7, completed: 1, canceled: 1 });
+    expect(await c.store.operator.countTasksByState()).toEqual({ submitted: 7, completed: 1, canceled: 1 });
   });
 
   describe('delivery attempts, the outbox and redelivery', () => {
@@ -158,7 +158,7 @@ export function operatorContract(c: Contract): void {
         },
       );
       await c.store.settleNotification(at(4), { kind: 'dead', at: T0 + 610, error: 'again' });
-      expect(await c.store.listAttempts(id, 10)).toEqual([
+      expect(await c.store.operator.listAttempts(id, 10)).toEqual([
         { ...at(4), attempt: 1, at: T0 + 600, durationMs: 3, outcome: 'dead', error: 'connection refused' },
         { ...at(3), attempt: 2, at: T0 + 500, durationMs: 7, status: 204, outcome: 'delivered' },
         {
@@ -171,8 +171,8 @@ export function operatorContract(c: Contract): void {
           error: 'HTTP 503',
         },
       ]);
-      expect(await c.store.listAttempts(id, 1)).toHaveLength(1);
-      expect(await c.store.listAttempts('nope', 10)).toEqual([]);
+      expect(await c.store.operator.listAttempts(id, 1)).toHaveLength(1);
+      expect(await c.store.operator.listAttempts('nope', 10)).toEqual([]);
     });
 
     it(`keeps the newest ${ATTEMPTS_KEPT} attempts of a task, and deletes them with it`, async () => {
@@ -184,19 +184,19 @@ export function operatorContract(c: Contract): void {
           { attempt: i, at: T0 + i, durationMs: 1, status: 500 },
         );
       }
-      const kept = await c.store.listAttempts(id, 1000);
+      const kept = await c.store.operator.listAttempts(id, 1000);
       expect(kept).toHaveLength(ATTEMPTS_KEPT);
       expect(kept[0]?.attempt).toBe(ATTEMPTS_KEPT + 5);
       expect(kept.at(-1)?.attempt).toBe(6);
       await c.store.deleteExpired(T0 + 2 * HOUR, 10);
-      expect(await c.store.listAttempts(id, 1000)).toEqual([]);
+      expect(await c.store.operator.listAttempts(id, 1000)).toEqual([]);
     });
 
     it('lists the outbox (pending and dead) and deliver-again makes a dead letter due at once', async () => {
       const { id, at } = await queued();
       await c.store.claimNotifications(T0 + 100, 1000, 10);
       await c.store.settleNotification(at(3), { kind: 'dead', at: T0 + 200, error: 'HTTP 410' });
-      const outbox = await c.store.listOutbox(id);
+      const outbox = await c.store.operator.listOutbox(id);
       expect(outbox).toEqual([
         {
           ...at(3),
@@ -212,13 +212,13 @@ export function operatorContract(c: Contract): void {
       const [four] = await c.store.claimNotifications(T0 + 300, 1000, 10);
       expect(four).toMatchObject(at(4));
       await c.store.settleNotification(at(4), { kind: 'delivered' });
-      expect(await c.store.redeliver(at(3), T0 + 400)).toBe(true);
-      expect(await c.store.redeliver(at(3), T0 + 400)).toBe(false); // no longer dead
+      expect(await c.store.operator.redeliver(at(3), T0 + 400)).toBe(true);
+      expect(await c.store.operator.redeliver(at(3), T0 + 400)).toBe(false); // no longer dead
       const [again, ...rest] = await c.store.claimNotifications(T0 + 400, 1000, 10);
       expect(rest).toEqual([]);
       expect(again).toMatchObject({ ...at(3), attempts: 1, createdAt: T0 + 400 });
-      expect(await c.store.redeliver(at(4), T0 + 400)).toBe(false); // delivered: gone
-      expect(await c.store.redeliver({ ...at(3), taskId: 'nope' }, T0 + 400)).toBe(false);
+      expect(await c.store.operator.redeliver(at(4), T0 + 400)).toBe(false); // delivered: gone
+      expect(await c.store.operator.redeliver({ ...at(3), taskId: 'nope' }, T0 + 400)).toBe(false);
     });
 
     it('does not revive a dead letter whose webhook was deleted', async () => {
@@ -226,7 +226,7 @@ export function operatorContract(c: Contract): void {
       await c.store.claimNotifications(T0 + 100, 1000, 10);
       await c.store.settleNotification(at(3), { kind: 'dead', at: T0 + 200, error: 'HTTP 410' });
       await c.store.deletePushConfig(at(3).taskId, 'x');
-      expect(await c.store.redeliver(at(3), T0 + 300)).toBe(false);
+      expect(await c.store.operator.redeliver(at(3), T0 + 300)).toBe(false);
     });
   });
 
@@ -243,7 +243,7 @@ export function operatorContract(c: Contract): void {
       { kind: 'delivered' },
       { attempt: 1, at: T0 + 60_000, durationMs: 5, status: 200 },
     );
-    const activity = await c.store.recentActivity(T0, 100);
+    const activity = await c.store.operator.recentActivity(T0, 100);
     const byCreation = [...activity.tasks].sort((a, b) => a.createdAt - b.createdAt);
     expect(byCreation).toEqual([
       { state: 'submitted', createdAt: waiting.createdAt, updatedAt: waiting.updatedAt },
@@ -254,7 +254,7 @@ export function operatorContract(c: Contract): void {
       { minute: Math.floor((T0 + 60_000) / 60_000), outcome: 'delivered', count: 1 },
     ]);
     // Since T0 + 4000: the task finished after it, and the tasks queued (untouched) since before it.
-    const later = (await c.store.recentActivity(T0 + 4000, 100)).tasks.map((t) => t.createdAt);
+    const later = (await c.store.operator.recentActivity(T0 + 4000, 100)).tasks.map((t) => t.createdAt);
     expect(later.sort((a, b) => a - b)).toEqual([waiting.createdAt, T0 - HOUR, T0 + 2000]);
   });
 }

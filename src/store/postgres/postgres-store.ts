@@ -3,14 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { LoggedEvent, TaskEvent } from '../../engine/events.js';
 import { type ClaimPolicy, pickFair, type RunningCount } from '../../engine/fair-share.js';
-import type {
-  AttemptRecord,
-  DeliveryAttempt,
-  OperatorFilter,
-  OperatorPage,
-  OutboxEntry,
-  RecentActivity,
-} from '../../engine/operator-port.js';
+import type { AttemptRecord } from '../../engine/operator-port.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -83,7 +76,8 @@ export class PostgresStore implements TaskStore {
   readonly #feed: ChangeFeed;
   readonly #channel: string;
   readonly #schema: string;
-  readonly #operator: PostgresOperator;
+  /** The operator console's reads and deliver-again (operator.ts); the store records attempts through it too. */
+  readonly operator: PostgresOperator;
   /** Tells this instance's notices from the others'. */
   readonly #instance = randomUUID().slice(0, 8);
   /** The server's max_connections: the most creates that can be in flight at once, cluster-wide. */
@@ -96,7 +90,7 @@ export class PostgresStore implements TaskStore {
     this.#channel = `taskhandle_${o.schema}`;
     this.#schema = o.schema;
     this.#feed = new ChangeFeed(config, this.#channel, this.#instance, o.logger);
-    this.#operator = new PostgresOperator(this.#db);
+    this.operator = new PostgresOperator(this.#db);
   }
 
   /** Connects, migrates the schema (under an advisory lock) and starts hearing other instances. */
@@ -418,34 +412,8 @@ export class PostgresStore implements TaskStore {
       else if (outcome.kind === 'retry')
         await client.query({ ...Q.retryNotification, values: [...where, outcome.at, outcome.error] });
       else await client.query({ ...Q.deadNotification, values: [...where, outcome.at, outcome.error] });
-      if (attempt) await this.#operator.recordAttempt(client, key, outcome, attempt);
+      if (attempt) await this.operator.recordAttempt(client, key, outcome, attempt);
     });
-  }
-
-  // The operator console's reads (operator.ts).
-
-  listAllTasks(filter: OperatorFilter): Promise<OperatorPage> {
-    return this.#operator.listAllTasks(filter);
-  }
-
-  countTasksByState(): Promise<Partial<Record<TaskState, number>>> {
-    return this.#operator.countTasksByState();
-  }
-
-  listAttempts(taskId: string, limit: number): Promise<DeliveryAttempt[]> {
-    return this.#operator.listAttempts(taskId, limit);
-  }
-
-  listOutbox(taskId: string): Promise<OutboxEntry[]> {
-    return this.#operator.listOutbox(taskId);
-  }
-
-  redeliver(key: NotificationKey, now: number): Promise<boolean> {
-    return this.#operator.redeliver(key, now);
-  }
-
-  recentActivity(since: number, limit: number): Promise<RecentActivity> {
-    return this.#operator.recentActivity(since, limit);
   }
 
   watch(listener: (change: StoreChange) => void): () => void {

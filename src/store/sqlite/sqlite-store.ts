@@ -9,14 +9,7 @@ import {
   type RunningCount,
   turnKeys,
 } from '../../engine/fair-share.js';
-import type {
-  AttemptRecord,
-  DeliveryAttempt,
-  OperatorFilter,
-  OperatorPage,
-  OutboxEntry,
-  RecentActivity,
-} from '../../engine/operator-port.js';
+import type { AttemptRecord } from '../../engine/operator-port.js';
 import {
   type DeliveryOutcome,
   type NotificationKey,
@@ -97,7 +90,8 @@ export class SqliteStore implements TaskStore {
   readonly #lock: InstanceLock | undefined;
   readonly #stats: SqliteStats;
   readonly #optimizer: NodeJS.Timeout;
-  readonly #operator: SqliteOperator;
+  /** The operator console's reads and deliver-again (operator.ts); the store records attempts through it too. */
+  readonly operator: SqliteOperator;
   #closed = false;
 
   constructor(options: SqliteOptions) {
@@ -128,7 +122,7 @@ export class SqliteStore implements TaskStore {
     const wal = durable ? new WalSync(options.path) : undefined;
     this.#wal = wal;
     this.#writes = new GroupCommit(this.#db, wal && (() => wal.sync()));
-    this.#operator = new SqliteOperator(this.#db, (work) => this.#writes.run(work));
+    this.operator = new SqliteOperator(this.#db, (work) => this.#writes.run(work));
   }
 
   async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
@@ -392,7 +386,7 @@ export class SqliteStore implements TaskStore {
         this.#q.deleteMessageIds.run(id);
         this.#q.deletePushConfigs.run(id);
         this.#q.deleteNotifications.run(id);
-        this.#operator.deleteAttempts(id);
+        this.operator.deleteAttempts(id);
         this.#q.deleteTask.run(id);
       }
       return doomed.length;
@@ -446,38 +440,12 @@ export class SqliteStore implements TaskStore {
   ): Promise<void> {
     const where = { task_id: key.taskId, config_id: key.configId, seq: key.seq };
     await this.#writes.run(() => {
-      if (attempt) this.#operator.recordAttempt(key, outcome, attempt);
+      if (attempt) this.operator.recordAttempt(key, outcome, attempt);
       if (outcome.kind === 'delivered') this.#q.deliveredNotification.run(key.taskId, key.configId, key.seq);
       else if (outcome.kind === 'retry')
         this.#q.retryNotification.run({ ...where, at: outcome.at, error: outcome.error });
       else this.#q.deadNotification.run({ ...where, at: outcome.at, error: outcome.error });
     });
-  }
-
-  // The operator console's reads (operator.ts).
-
-  listAllTasks(filter: OperatorFilter): Promise<OperatorPage> {
-    return this.#operator.listAllTasks(filter);
-  }
-
-  countTasksByState(): Promise<Partial<Record<TaskState, number>>> {
-    return this.#operator.countTasksByState();
-  }
-
-  listAttempts(taskId: string, limit: number): Promise<DeliveryAttempt[]> {
-    return this.#operator.listAttempts(taskId, limit);
-  }
-
-  listOutbox(taskId: string): Promise<OutboxEntry[]> {
-    return this.#operator.listOutbox(taskId);
-  }
-
-  redeliver(key: NotificationKey, now: number): Promise<boolean> {
-    return this.#operator.redeliver(key, now);
-  }
-
-  recentActivity(since: number, limit: number): Promise<RecentActivity> {
-    return this.#operator.recentActivity(since, limit);
   }
 
   /** One process owns the file (one connection, group commit): nobody else changes it. */
