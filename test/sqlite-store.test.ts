@@ -1,3 +1,4 @@
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -137,6 +138,37 @@ describe('SqliteStore specifics', () => {
     expect(await reopened.getTaskWithLog('task-1', now + 2)).toEqual(before);
     expect((await reopened.findByMessageId('alice', 'm-1'))?.id).toBe(result.record.id);
     expect((await reopened.readEvents('task-1', 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('copies committed writes into the database file off the event loop, soon after they commit', async () => {
+    const path = freshPath();
+    const store = openStore(path);
+    const now = Date.now();
+    for (let i = 0; i < 20; i++) {
+      await store.createTask({
+        id: `cp-${i}`,
+        contextId: 'ctx',
+        owner: 'alice',
+        skill: 'echo',
+        input: { i },
+        createdAt: now,
+        expiresAt: now + 60_000,
+        ttlMs: 60_000,
+        pollIntervalMs: 1000,
+        messageId: `m-${i}`,
+        events: [{ kind: 'status', state: 'submitted' }],
+      });
+    }
+    // Far below SQLite's own threshold (1,000 pages): only the checkpoint worker copies them. The
+    // database file alone (its WAL left behind) then holds every task.
+    const copy = join(dirs.make(), 'copy.db');
+    let count = 0;
+    for (let tries = 0; tries < 50 && count < 20; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      copyFileSync(path, copy);
+      count = inspect(copy, (db) => (db.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n);
+    }
+    expect(count).toBe(20);
   });
 
   it('refuses a state outside the declared states (the CHECK mirrors TASK_STATES)', async () => {

@@ -6,6 +6,7 @@ import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
 import type { PushConfigs } from './push-configs.js';
+import type { QueueCountsCache } from './queue.js';
 import type { SkillRegistry } from './registry.js';
 import type { TooManyTasks } from './store-port.js';
 import type { Message } from './task.js';
@@ -32,6 +33,8 @@ export interface Core {
   priorities: Priorities;
   /** The limits of running tasks the runners claim under (queued tasks say which one holds them). */
   claimPolicy: ClaimPolicy;
+  /** Queued tasks' standing counts, kept for a second (engine/queue.ts). */
+  queueCounts: QueueCountsCache;
 }
 
 /** What callers may ask of their task's place in their own queue (docs/scheduling.md). */

@@ -26,6 +26,7 @@ import {
 import type { OperatorPage } from './operator-port.js';
 import type { NotificationKey } from './push.js';
 import { PushConfigs } from './push-configs.js';
+import { QueueCountsCache } from './queue.js';
 import {
   artifactFile,
   get,
@@ -102,6 +103,7 @@ export class Engine {
       tenantOf: options.tenantOf ?? ((owner) => owner),
       priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
       claimPolicy: options.claimPolicy ?? {},
+      queueCounts: new QueueCountsCache(),
     };
   }
 

@@ -4,7 +4,7 @@ import { type Core, notFound, storeRefusals } from './core.js';
 import { EngineError, isEngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import { LIST_PAGE_BYTES, viewBytes } from './limits.js';
-import { withStanding } from './queue.js';
+import { stampWithStanding, withStanding } from './queue.js';
 import type { ListPage } from './store-port.js';
 import type { QueueStanding, TaskRecord, TaskState, TaskView } from './task.js';
 import { foldView } from './view.js';
@@ -39,11 +39,9 @@ export async function get(core: Core, owner: string, id: string, historyLength?:
 
 /** A key that changes whenever the task's view may have changed (see {@link viewVersion}). */
 export async function version(core: Core, owner: string, id: string): Promise<string> {
-  const { store, now } = core.journal;
-  const stamp = await store.getTaskStamp(id, now());
-  if (!stamp || stamp.owner !== owner) throw notFound(id);
   // A queued task's standing changes as others run: its version says where it stands too.
-  if (stamp.state === 'submitted') return viewVersion(await record(core, owner, id));
+  const stamp = await stampWithStanding(core, owner, id);
+  if (!stamp || stamp.owner !== owner) throw notFound(id);
   return viewVersion(stamp);
 }
 

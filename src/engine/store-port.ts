@@ -105,6 +105,24 @@ export interface TaskStamp {
   state: TaskState;
   lastSeq: number;
   updatedAt: number;
+  /** While `submitted`: what its place in the queue is computed from (engine/queue.ts). */
+  queued?: QueuedStamp;
+}
+
+/** A queued task's fields its standing is computed from, and the counts when they were asked for. */
+export interface QueuedStamp
+  extends Pick<TaskRecord, 'tenant' | 'skill' | 'queueAt' | 'pollIntervalMs' | 'runAfter'> {
+  /** Only when asked for, by the task's owner (see {@link StampQueue}). */
+  counts?: QueueCounts;
+}
+
+/**
+ * Asks `getTaskStamp` to count a queued task's standing too (`queued.counts`), in the same read:
+ * only when the task is `owner`'s (nothing is counted for anyone else), ahead counted up to `cap`.
+ */
+export interface StampQueue {
+  owner: string;
+  cap: number;
 }
 
 /** What a queued task waits behind (see `queueCounts`). */
@@ -176,7 +194,7 @@ export interface TaskStore {
    * What changes whenever the task's view may have changed (every write moves `updatedAt`, every
    * event `lastSeq`), read without decoding the task: lets a poll reuse a rendering it made before.
    */
-  getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined>;
+  getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined>;
   /**
    * The record plus the entries of its log that make up its view (all but `progress`), oldest first.
    * With `owner`, another owner's task is not read at all: it is missing, as an unknown id is.

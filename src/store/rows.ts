@@ -1,7 +1,7 @@
 import type { LoggedEvent, TaskEvent } from '../engine/events.js';
 import type { QueuedTask } from '../engine/fair-share.js';
 import type { PendingNotification, PushConfig } from '../engine/push.js';
-import type { ListPage, TaskStamp } from '../engine/store-port.js';
+import type { ListPage, NewTask, QueueCounts, TaskStamp } from '../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../engine/task.js';
 import { encodeCursor } from './cursor.js';
 
@@ -86,6 +86,44 @@ export interface EventRow {
 
 export const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 
+/**
+ * The row a new task is stored as: what the create gives, the table's defaults for the rest. The
+ * contract suite checks that getTask reads back the same record (test/store-contract/writes.ts).
+ */
+export function newTaskRow(task: NewTask): TaskRow {
+  return {
+    id: task.id,
+    context_id: task.contextId,
+    owner: task.owner,
+    skill: task.skill,
+    state: 'submitted',
+    status_message: null,
+    input: json(task.input),
+    metadata: json(task.metadata),
+    created_at: task.createdAt,
+    updated_at: task.createdAt,
+    expires_at: task.expiresAt,
+    ttl_ms: task.ttlMs,
+    poll_interval_ms: task.pollIntervalMs,
+    progress: null,
+    last_seq: task.events.length,
+    attempts: 0,
+    interruptions: 0,
+    cancel_requested: 0,
+    push_configs: 0,
+    approvers: null,
+    input_deadline: null,
+    tenant: task.tenant ?? task.owner,
+    priority: task.priority ?? 0,
+    run_after: 0,
+    queue_at: task.queueAt ?? task.createdAt,
+    retries: 0,
+    retry_reasons: null,
+    trace_parent: task.trace?.traceparent ?? null,
+    trace_state: task.trace?.tracestate ?? null,
+  };
+}
+
 export function toRecord(r: TaskRow): TaskRecord {
   return {
     id: r.id,
@@ -163,16 +201,34 @@ export function toPage(rows: readonly TaskRow[], pageSize: number, totalSize: nu
   return { records: page.map(toRecord), nextPageToken, totalSize };
 }
 
-export const toStamp = (r: {
+/** The columns of a stamp read; the queue's are read with it, and used only while submitted. */
+export interface StampRow {
   owner: string;
   state: TaskState;
   last_seq: number;
   updated_at: number;
-}): TaskStamp => ({
+  tenant: string;
+  skill: string;
+  queue_at: number;
+  poll_interval_ms: number;
+  run_after: number;
+}
+
+export const toStamp = (r: StampRow, counts?: QueueCounts): TaskStamp => ({
   owner: r.owner,
   state: r.state,
   lastSeq: r.last_seq,
   updatedAt: r.updated_at,
+  ...(r.state === 'submitted' && {
+    queued: {
+      tenant: r.tenant || r.owner,
+      skill: r.skill,
+      queueAt: r.queue_at,
+      pollIntervalMs: r.poll_interval_ms,
+      runAfter: r.run_after > 0 ? r.run_after : undefined,
+      ...(counts && { counts }),
+    },
+  }),
 });
 
 /** A claimed notification; `r.attempts` must count the attempt it is claimed for. */

@@ -131,6 +131,35 @@ export function fairnessContract(c: Contract): void {
       const next = await c.store.getTask(alices[1] as string, NOW);
       expect((await c.store.queueCounts(next as NonNullable<typeof next>, NOW, 100)).ahead).toBe(0);
     });
+
+    it("getTaskStamp counts the same in its own read, for the task's owner only, and only while queued", async () => {
+      const alices = await flood(ALICE, 6, T0);
+      const [bobs] = await flood(BOB, 1, T0, { skill: 'build' });
+      expect(await claim(2)).toEqual([alices[0], bobs]);
+      const last = alices[5] as string;
+      const stamp = await c.store.getTaskStamp(last, NOW, { owner: ALICE.owner, cap: 100 });
+      const queued = await c.store.getTask(last, NOW);
+      expect(stamp?.queued).toEqual({
+        tenant: ALICE.tenant,
+        skill: 'echo',
+        queueAt: queued?.queueAt,
+        pollIntervalMs: 1000,
+        runAfter: undefined,
+        counts: { ahead: 4, tenantRunning: 1, skillRunning: 1, running: 2 },
+      });
+      const countsFor = async (id: string, owner?: string, cap = 100) =>
+        (await c.store.getTaskStamp(id, NOW, owner === undefined ? undefined : { owner, cap }))?.queued
+          ?.counts;
+      expect((await countsFor(last, ALICE.owner, 2))?.ahead).toBe(2);
+      // Nothing is counted for another caller (the engine refuses it as not found anyway), nor unasked.
+      expect(await countsFor(last, BOB.owner)).toBeUndefined();
+      expect(await countsFor(last)).toBeUndefined();
+      expect((await c.store.getTaskStamp(last, NOW))?.queued?.skill).toBe('echo');
+      // A running task has no standing at all.
+      expect(
+        (await c.store.getTaskStamp(alices[0] as string, NOW, { owner: ALICE.owner, cap: 100 }))?.queued,
+      ).toBeUndefined();
+    });
   });
 
   describe('limits of running tasks', () => {

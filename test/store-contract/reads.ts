@@ -22,9 +22,10 @@ export function readContract(c: Contract): void {
         state: 'submitted',
         lastSeq: record.lastSeq,
         updatedAt: record.updatedAt,
+        queued: { tenant: 'alice', skill: 'echo', queueAt: T0, pollIntervalMs: 1000, runAfter: undefined },
       });
       await c.store.write({ taskId: record.id, from: ['submitted'], events: [note('x')], at: T0 + 5 });
-      expect(await c.store.getTaskStamp(record.id, T0 + 5)).toEqual({
+      expect(await c.store.getTaskStamp(record.id, T0 + 5)).toMatchObject({
         owner: 'alice',
         state: 'submitted',
         lastSeq: record.lastSeq + 1,

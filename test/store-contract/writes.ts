@@ -38,6 +38,20 @@ export function writeContract(c: Contract): void {
       expect(await c.store.getTask(task.id, T0)).toEqual(result.record);
     });
 
+    it('answers a task with every optional field exactly as getTask then reads it', async () => {
+      const task = newTask({
+        tenant: 'acme',
+        priority: 3,
+        queueAt: T0 - 180_000,
+        metadata: undefined,
+        trace: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'v=1' },
+      });
+      const { result } = await c.store.createTask(task);
+      expect(result.record).toMatchObject({ tenant: 'acme', priority: 3, queueAt: T0 - 180_000, retries: 0 });
+      expect(await c.store.getTask(task.id, T0)).toEqual(result.record);
+      expect((await c.store.getTaskWithLog(task.id, T0))?.record).toEqual(result.record);
+    });
+
     it('keeps the creating span (trace context) with the task, and none when none was given', async () => {
       const trace = {
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',

@@ -20,13 +20,14 @@ import type {
   MessageKey,
   NewTask,
   QueueCounts,
+  StampQueue,
   StoreChange,
   StoreStats,
   TaskStamp,
   TaskStore,
   WriteResult,
 } from '../../engine/store-port.js';
-import type { TaskRecord, TaskState } from '../../engine/task.js';
+import type { TaskRecord } from '../../engine/task.js';
 import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
 import {
@@ -35,6 +36,7 @@ import {
   type NotificationRow,
   type PushConfigRow,
   type QueuedRow,
+  type StampRow,
   type TaskRow,
   toLogged,
   toPage,
@@ -193,12 +195,16 @@ export class PostgresStore implements TaskStore {
     return row && toRecord(row);
   }
 
-  async getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined> {
-    const row = await this.#db.one<{ owner: string; state: TaskState; last_seq: number; updated_at: number }>(
+  async getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
+    const row = await this.#db.one<StampRow & { ahead: number | null; running: number[] | null }>(
       Q.getTaskStamp,
-      [id, now],
+      [id, now, queue?.owner ?? null, queue?.cap ?? null],
     );
-    return row && toStamp(row);
+    if (!row) return undefined;
+    const [tenantRunning = 0, skillRunning = 0, running = 0] = row.running ?? [];
+    const counts =
+      row.ahead === null ? undefined : { ahead: row.ahead, tenantRunning, skillRunning, running };
+    return toStamp(row, counts);
   }
 
   async getTaskWithLog(

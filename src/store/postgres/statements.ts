@@ -49,7 +49,17 @@ const SQL = {
       FROM u, unnest($12::text[], $13::text[]) WITH ORDINALITY AS x(kind, payload, ord))
     SELECT cnt.n AS active, u.* FROM cnt LEFT JOIN u ON true`,
   getTask: 'SELECT * FROM tasks WHERE id = $1 AND expires_at > $2',
-  getTaskStamp: 'SELECT owner, state, last_seq, updated_at FROM tasks WHERE id = $1 AND expires_at > $2',
+  // With $3 (the caller) and $4 (the cap), a queued task of $3's comes with its standing's counts
+  // (as queueCounts), in the same round trip; CASE runs those subqueries for no other row.
+  getTaskStamp: `SELECT t.owner, t.state, t.last_seq, t.updated_at, t.tenant, t.skill, t.queue_at,
+      t.poll_interval_ms, t.run_after,
+      CASE WHEN t.state = 'submitted' AND t.owner = $3::text THEN (SELECT count(*)::int FROM (SELECT 1
+        FROM tasks a WHERE a.state = 'submitted' AND a.owner = t.owner AND (a.queue_at < t.queue_at
+          OR (a.queue_at = t.queue_at AND a.id < t.id)) AND a.expires_at > $2 LIMIT $4::int) x) END AS ahead,
+      CASE WHEN t.state = 'submitted' AND t.owner = $3::text THEN (SELECT ARRAY[
+        count(*) FILTER (WHERE w.tenant = COALESCE(NULLIF(t.tenant, ''), t.owner)), count(*) FILTER (WHERE w.skill = t.skill),
+        count(*)]::int[] FROM tasks w WHERE w.state = 'working' AND w.expires_at > $2) END AS running
+    FROM tasks t WHERE t.id = $1 AND t.expires_at > $2`,
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
   getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(

@@ -16,12 +16,18 @@ interface Pending {
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #durable: (() => Promise<void>) | undefined;
+  readonly #committed: (() => void) | undefined;
   #queue: Pending[] = [];
   #scheduled = false;
 
-  constructor(db: Database.Database, durable?: () => Promise<void>) {
+  /**
+   * `durable` resolves once what was committed is on disk (answers wait for it); `committed` is told
+   * after each commit (the checkpointer's cue).
+   */
+  constructor(db: Database.Database, hooks: { durable?: () => Promise<void>; committed?: () => void } = {}) {
     this.#db = db;
-    this.#durable = durable;
+    this.#durable = hooks.durable;
+    this.#committed = hooks.committed;
   }
 
   /** Runs `work` (a synchronous write) in the next group; resolves with its result once committed. */
@@ -60,6 +66,7 @@ export class GroupCommit {
       for (const p of group) p.reject(error);
       return;
     }
+    this.#committed?.();
     const answer = () =>
       group.forEach((p, i) => {
         const outcome = outcomes[i];

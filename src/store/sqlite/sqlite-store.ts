@@ -26,6 +26,7 @@ import type {
   MessageKey,
   NewTask,
   QueueCounts,
+  StampQueue,
   StoreChange,
   StoreStats,
   TaskStamp,
@@ -40,8 +41,10 @@ import {
   type EventRow,
   json,
   type NotificationRow,
+  newTaskRow,
   type PushConfigRow,
   type QueuedRow,
+  type StampRow,
   type TaskRow,
   toLogged,
   toPage,
@@ -52,6 +55,7 @@ import {
   toRecord,
   toStamp,
 } from '../rows.js';
+import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { InstanceLock } from './instance-lock.js';
 import { migrate } from './migrations.js';
@@ -87,6 +91,7 @@ export class SqliteStore implements TaskStore {
   readonly #q: Statements;
   readonly #writes: GroupCommit;
   readonly #wal: WalSync | undefined;
+  readonly #checkpointer: Checkpointer | undefined;
   readonly #lock: InstanceLock | undefined;
   readonly #stats: SqliteStats;
   readonly #optimizer: NodeJS.Timeout;
@@ -103,6 +108,10 @@ export class SqliteStore implements TaskStore {
     // Durability comes from WalSync (off the event loop), not from a sync inside each COMMIT.
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = ON');
+    // Every write runs in its own savepoint (group-commit.ts), whose undo copies of the pages it
+    // changes are a statement journal: in a temp file past 64 KiB by default, here in memory. Measured
+    // on a create: 134 µs of CPU with the file, 67 with memory (the pages are freed at each release).
+    this.#db.pragma('temp_store = MEMORY');
     this.#db.pragma('busy_timeout = 5000');
     try {
       migrate(this.#db);
@@ -121,7 +130,12 @@ export class SqliteStore implements TaskStore {
     const durable = options.synchronous !== 'normal' && options.path !== ':memory:';
     const wal = durable ? new WalSync(options.path) : undefined;
     this.#wal = wal;
-    this.#writes = new GroupCommit(this.#db, wal && (() => wal.sync()));
+    this.#checkpointer = onDisk ? new Checkpointer(this.#db, options.path, options.logger) : undefined;
+    const checkpointer = this.#checkpointer;
+    this.#writes = new GroupCommit(this.#db, {
+      durable: wal && (() => wal.sync()),
+      committed: checkpointer && (() => checkpointer.committed()),
+    });
     this.operator = new SqliteOperator(this.#db, (work) => this.#writes.run(work));
   }
 
@@ -143,24 +157,8 @@ export class SqliteStore implements TaskStore {
         };
         if (n >= task.maxActive) throw new TooManyTasks(n);
       }
-      const row = this.#q.insertTask.get({
-        id: task.id,
-        context_id: task.contextId,
-        owner: task.owner,
-        skill: task.skill,
-        input: json(task.input),
-        metadata: json(task.metadata),
-        created_at: task.createdAt,
-        expires_at: task.expiresAt,
-        ttl_ms: task.ttlMs,
-        poll_interval_ms: task.pollIntervalMs,
-        last_seq: task.events.length,
-        tenant: task.tenant ?? task.owner,
-        priority: task.priority ?? 0,
-        queue_at: task.queueAt ?? task.createdAt,
-        trace_parent: task.trace?.traceparent ?? null,
-        trace_state: task.trace?.tracestate ?? null,
-      }) as TaskRow;
+      const row = newTaskRow(task);
+      this.#q.insertTask.run(row);
       this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
       for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
       if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
@@ -216,11 +214,14 @@ export class SqliteStore implements TaskStore {
     return row && toRecord(row);
   }
 
-  async getTaskStamp(id: string, now: number): Promise<TaskStamp | undefined> {
-    const row = this.#q.getTaskStamp.get(id, now) as
-      | { owner: string; state: TaskState; last_seq: number; updated_at: number }
-      | undefined;
-    return row && toStamp(row);
+  async getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
+    const row = this.#q.getTaskStamp.get(id, now) as StampRow | undefined;
+    if (!row) return undefined;
+    const stamp = toStamp(row);
+    if (queue && stamp.queued && row.owner === queue.owner) {
+      stamp.queued.counts = this.#queueCounts({ id, owner: row.owner, ...stamp.queued }, now, queue.cap);
+    }
+    return stamp;
   }
 
   async getTaskWithLog(
@@ -328,6 +329,14 @@ export class SqliteStore implements TaskStore {
     now: number,
     cap: number,
   ): Promise<QueueCounts> {
+    return this.#queueCounts(task, now, cap);
+  }
+
+  #queueCounts(
+    task: Pick<TaskRecord, 'id' | 'owner' | 'tenant' | 'skill' | 'queueAt'>,
+    now: number,
+    cap: number,
+  ): QueueCounts {
     const { n } = this.#q.queueAhead.get({
       owner: task.owner,
       queue_at: task.queueAt,
@@ -466,6 +475,7 @@ export class SqliteStore implements TaskStore {
     this.#closed = true;
     clearInterval(this.#optimizer);
     this.#writes.flushNow();
+    await this.#checkpointer?.close();
     await this.#wal?.sync();
     this.#wal?.close();
     this.#db.close();
