@@ -115,7 +115,9 @@ npm run bench -- --smoke     # what CI runs: about 100 s, tiny sizes, no timing 
   schema and one KEYS_DIR, started at once (see "What the PostgreSQL rows mean").
 - **create**: non-blocking \`SendMessage\` (\`returnImmediately: true\`) of an hour-long \`sleep\` job, a new
   messageId per request, so tasks accumulate. **poll**: \`GetTask\` (historyLength 0) round-robin over
-  ${of('poll').pollTasks} tasks created first (the floor gets ids it never stored).
+  ${of('poll').pollTasks} tasks created first (the floor gets ids it never stored): hour-long jobs, so on taskhandle 16
+  run (RUNNER_CONCURRENCY) and the rest are queued, each poll showing where the task stands; polled
+  far faster than their pollIntervalMs asks, as a misbehaving caller would.
 - **fan-out**: ${of('fanout').subscribers} \`SubscribeToTask\` SSE streams (${of('fanout').sdkSubscribers} for the SDK reference) over
   ${of('fanout').fanoutTasks} working tasks, opened 200 at a time and each confirmed by its first event; then one \`CancelTask\`
   per task, all sent at once. Latency per stream runs from its task's cancel being sent to the terminal

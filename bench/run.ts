@@ -342,14 +342,14 @@ async function profiles(
     if (p) out.push(p);
   };
   await add('create (fresh store)', async () => sendBody());
-  await add(`poll (${o.pollTasks} working tasks)`, async (url) =>
+  await add(`poll (${o.pollTasks} tasks, 16 running, the rest queued)`, async (url) =>
     roundRobin(await createTasks(url, o.pollTasks)),
   );
   if (withPostgres) {
     const pg = { kind: 'taskhandle-pg' } as const;
     await add('create on PostgreSQL, 1 instance (fresh schema)', async () => sendBody(), pg);
     await add(
-      `poll on PostgreSQL, 1 instance (${o.pollTasks} working tasks)`,
+      `poll on PostgreSQL, 1 instance (${o.pollTasks} tasks, 16 running, the rest queued)`,
       async (url) => roundRobin(await createTasks(url, o.pollTasks)),
       pg,
     );

@@ -6,7 +6,7 @@ import { launch } from '../servers/launch.js';
 import type { Load } from './create.js';
 
 /**
- * GetTask of `tasks` existing (working) tasks, round-robin. The floor gets ids it never stored. A
+ * GetTask of `tasks` existing tasks (hour-long jobs: most of them queued), round-robin. The floor gets ids it never stored. A
  * server of several instances gets its tasks created through the first one and polled through all:
  * any instance answers for any task (a JSON-RPC error would count as a failed request).
  */
