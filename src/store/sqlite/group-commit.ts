@@ -1,5 +1,10 @@
 import type Database from 'better-sqlite3';
 
+interface Outcome {
+  ok: boolean;
+  value: unknown;
+}
+
 interface Pending {
   work: () => unknown;
   resolve: (value: unknown) => void;
@@ -8,10 +13,10 @@ interface Pending {
 
 /**
  * Group commit: writes queued during one turn of the event loop run in a single transaction, so
- * concurrent requests share one WAL sync instead of paying one each. Every write still runs in its
- * own savepoint (better-sqlite3 nests `db.transaction` as savepoints), so one that fails rolls back
- * alone; every caller is answered only after the commit that made its write durable (`durable`,
- * when given, resolves once what was committed is on disk).
+ * concurrent requests share one WAL sync instead of paying one each. A write that fails rolls back
+ * alone (the group then runs again with a savepoint per write: better-sqlite3 nests
+ * `db.transaction` as savepoints); every caller is answered only after the commit that made its
+ * write durable (`durable`, when given, resolves once what was committed is on disk).
  */
 export class GroupCommit {
   readonly #db: Database.Database;
@@ -41,6 +46,36 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * The common case first: every write of the group in one transaction, without a savepoint each
+   * (a savepoint and its release were measured at 8 to 13 us a create). If any write throws (a
+   * refusal, a constraint), the whole transaction is rolled back and undefined returned: the group
+   * then runs again, each write in its own savepoint. A write is a synchronous function of the
+   * database, so running it again after a rollback does exactly what it would have done.
+   */
+  #together(group: Pending[]): Outcome[] | undefined {
+    try {
+      return this.#db.transaction(() => group.map(({ work }) => ({ ok: true, value: work() })))();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Each write in its own savepoint: one that fails rolls back alone and is answered with its error. */
+  #eachInSavepoint(group: Pending[]): Outcome[] {
+    const outcomes: Outcome[] = [];
+    this.#db.transaction(() => {
+      for (const { work } of group) {
+        try {
+          outcomes.push({ ok: true, value: this.#db.transaction(work)() });
+        } catch (error) {
+          outcomes.push({ ok: false, value: error });
+        }
+      }
+    })();
+    return outcomes;
+  }
+
   /** Commits what is queued now (before the database closes). */
   flushNow(): void {
     if (this.#queue.length > 0) this.#flush();
@@ -50,17 +85,9 @@ export class GroupCommit {
     this.#scheduled = false;
     const group = this.#queue;
     this.#queue = [];
-    const outcomes: { ok: boolean; value: unknown }[] = [];
+    let outcomes: Outcome[];
     try {
-      this.#db.transaction(() => {
-        for (const { work } of group) {
-          try {
-            outcomes.push({ ok: true, value: this.#db.transaction(work)() });
-          } catch (error) {
-            outcomes.push({ ok: false, value: error });
-          }
-        }
-      })();
+      outcomes = this.#together(group) ?? this.#eachInSavepoint(group);
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of the group is durable.
       for (const p of group) p.reject(error);
