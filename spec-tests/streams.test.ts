@@ -269,7 +269,7 @@ describe('SSE streams', () => {
   it('SubscribeToTask served from the engine writes what the SDK transport writes for the same task', async () => {
     // A call naming a tenant takes the SDK's transport and our request handler; a plain one is
     // served straight from the engine's stream (jsonrpc-subscribe.ts). Both must say the same.
-    const task = await startTask(agent, slowExport(3));
+    const task = await startTask(agent, slowExport(6));
     const direct = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 'direct-7' });
     const viaSdk = await rpcStream(
       agent,
@@ -289,11 +289,12 @@ describe('SSE streams', () => {
   });
 
   it('SubscribeToTask with a numeric request id keeps it as a number in every event', async () => {
-    const task = await startTask(agent, slowExport(1));
-    const events = await (
-      await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 42 })
-    ).rest();
-    expect(events.length).toBeGreaterThan(1);
+    const task = await startTask(agent, skillMessage('sleep', { seconds: 60 }));
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 42 });
+    const first = await stream.next();
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+    const events = [first as SseEvent, ...(await stream.rest())];
+    expect(result(events.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
     expect(events.every((e) => e.data.id === 42)).toBe(true);
   });
 

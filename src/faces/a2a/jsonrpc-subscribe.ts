@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { StreamResponse as SdkStreamCodec } from '@a2a-js/sdk';
 import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
-import type { StreamItem } from '../../engine/streams.js';
+import { type StreamItem, settled } from '../../engine/streams.js';
 import { SseWriter, untilDrained } from '../http/sse.js';
 import { toSdkTask, toStreamResponse } from './wire.js';
 
@@ -71,8 +71,13 @@ export async function serveSubscribe(
         // A client that does not read holds its stream here (the store keeps the rest), not in memory.
         await untilDrained(res);
         if (item.kind !== 'event') continue;
-        const json = await eventJson(o.engine, item.entry, item.contextId);
-        if (json !== undefined && !sse.sendText(`${head}${json}}`, item.entry.seq)) break;
+        const { entry } = item;
+        const json = await eventJson(o.engine, entry, item.contextId);
+        if (json === undefined) continue;
+        // The engine's stream ends after this event: end the response with it.
+        if (entry.event.kind === 'status' && settled(entry.event.state))
+          sse.endWith(`${head}${json}}`, entry.seq);
+        else if (!sse.sendText(`${head}${json}}`, entry.seq)) break;
       }
     } catch (err) {
       sse.send(o.failure(requestId, err));

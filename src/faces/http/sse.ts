@@ -121,6 +121,17 @@ export class SseWriter {
     return this.#write(`${head}data: ${json}\n\n`);
   }
 
+  /**
+   * Writes the stream's last event and ends the response in one write: a transition that ends ten
+   * thousand streams then costs one system call each, not two.
+   */
+  endWith(json: string, id?: number | string): void {
+    this.#res.cork();
+    this.sendText(json, id);
+    this.end();
+    this.#res.uncork();
+  }
+
   /** Writes an event with an id and no data: a resume point before anything else is sent. */
   prime(id: string): boolean {
     return this.#write(`id: ${id}\ndata:\n\n`);
