@@ -59,6 +59,23 @@ describe('engine.stream', () => {
     expect(kinds).toEqual(new Set(['status', 'progress', 'artifact']));
   });
 
+  it('reads the store once when it starts, not again after each event the hub hands it', async () => {
+    // Thousands of subscribers of one task each read the store after every event they were handed.
+    const read = h.store.readEvents.bind(h.store);
+    let reads = 0;
+    h.store.readEvents = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    const id = await submit(h.engine, call('chunks', {}));
+    const stream = h.engine.stream(OWNER, id, { signal: streams.signal });
+    await stream.next();
+    h.startRunner();
+    const rest = await drain(stream);
+    expect(rest.length).toBeGreaterThan(3);
+    expect(reads).toBe(1);
+  });
+
   it('with afterSeq replays the log from there, without the snapshot', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('chunks', {}));

@@ -66,8 +66,12 @@ export async function* stream(
       cursor = o.afterSeq;
       contextId = found.contextId;
     }
+    // A full batch read from the store may not be all: read on before trusting the hub again.
+    let more = false;
     while (!o.signal.aborted) {
-      const batch = wait.takeAfter(cursor) ?? (await store.readEvents(id, cursor, READ_BATCH));
+      const heard: LoggedEvent[] | undefined = more ? undefined : wait.takeAfter(cursor);
+      const batch: LoggedEvent[] = heard ?? (await store.readEvents(id, cursor, READ_BATCH));
+      more = heard === undefined && batch.length === READ_BATCH;
       if (batch.length === 0) {
         await wait.next();
         continue;
