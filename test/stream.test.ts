@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineSkill } from '../src/engine/skill.js';
 import type { StreamItem } from '../src/engine/streams.js';
 import { isTerminal } from '../src/engine/task.js';
 import { call, type Harness, harness, OWNER, submit, text, thrown, waitForState } from './engine-harness.js';
@@ -74,6 +76,34 @@ describe('engine.stream', () => {
     const rest = await drain(stream);
     expect(rest.length).toBeGreaterThan(3);
     expect(reads).toBe(1);
+  });
+
+  it('a replay longer than one store read (500 events) gives every event to the end', async () => {
+    const many = defineSkill({
+      description: 'many events',
+      pollIntervalMs: 1000,
+      ttlMs: 3_600_000,
+      id: 'many',
+      input: z.object({}),
+      onInterrupt: 'rerun',
+      async run(ctx) {
+        const artifactId = await ctx.artifact({ artifactId: 'out', parts: [{ text: '0' }] });
+        for (let i = 1; i < 1200; i++)
+          await ctx.artifact({ artifactId, parts: [{ text: `${i}` }], append: true });
+        return { message: 'many chunks' };
+      },
+    });
+    await h.close();
+    h = harness(dirs.make(), { skills: [...t.skills, many], defaultSkill: 'quick' });
+    const id = await submit(h.engine, call('many', {}));
+    h.startRunner();
+    await waitForState(h.engine, id, 'completed');
+    // Replayed from the start once it has ended: nothing more comes from the hub, all from the store.
+    const items = await drain(h.engine.stream(OWNER, id, { afterSeq: 0, signal: streams.signal }), 20_000);
+    expect(items.map(seqOf)).toEqual(items.map((_, i) => i + 1));
+    expect(items.length).toBeGreaterThan(1200);
+    const last = items.at(-1);
+    expect(last?.kind === 'event' && last.entry.event).toMatchObject({ kind: 'status', state: 'completed' });
   });
 
   it('with afterSeq replays the log from there, without the snapshot', async () => {
