@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, send, skillMessage } from './a2a.js';
+import { eventually, rpcStream, send, skillMessage, startTask } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { type Agent, launch, serveExpectingExit } from './harness.js';
 import { skipWithoutPostgres } from './postgres.js';
@@ -149,6 +149,26 @@ describe('metrics on SQLite: METRICS_PORT and METRICS_TOKEN', () => {
     const keys = [...after.keys()].join('\n');
     for (const secret of [done, approval, long, 'alice', 'acme', 'hooks.example.com'])
       expect(keys).not.toContain(secret);
+  });
+
+  it('counts a SubscribeToTask stream open until its client goes away, and releases it then', async () => {
+    const open = async () => sample(await scrape(url, TOKEN), 'taskhandle_open_streams', { kind: 'sse' });
+    const before = await open();
+    const { id } = await startTask(agent, skillMessage('sleep', { seconds: 60 }));
+    const streams = await Promise.all(
+      [0, 1, 2].map(() => rpcStream(agent, 'SubscribeToTask', { id }, { version: '1.0' })),
+    );
+    for (const s of streams) expect((await s.next())?.data.result.task.id).toBe(id);
+    expect(await open()).toBe(before + 3);
+    streams[0]?.close();
+    await eventually(async () => ((await open()) === before + 2 ? true : undefined));
+    // The others still follow the task to its end, and are released with it.
+    await agent.rpc('CancelTask', { id }, { version: '1.0' });
+    for (const s of streams.slice(1)) {
+      const last = (await s.rest()).at(-1);
+      expect(last?.data.result.statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+    }
+    await eventually(async () => ((await open()) === before ? true : undefined));
   });
 
   it('counts a refusal for too many unfinished tasks', async () => {

@@ -266,6 +266,38 @@ describe('SSE streams', () => {
     }
   });
 
+  it('SubscribeToTask served from the engine writes what the SDK transport writes for the same task', async () => {
+    // A call naming a tenant takes the SDK's transport and our request handler; a plain one is
+    // served straight from the engine's stream (jsonrpc-subscribe.ts). Both must say the same.
+    const task = await startTask(agent, slowExport(6));
+    const direct = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 'direct-7' });
+    const viaSdk = await rpcStream(
+      agent,
+      'SubscribeToTask',
+      { id: task.id, tenant: 't1' },
+      { ...V1, id: 'direct-7' },
+    );
+    const [a, b] = await Promise.all([direct.rest(), viaSdk.rest()]);
+    expect(result(a[0]).task.id).toBe(task.id);
+    expect(result(a.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(a.every((e) => e.data.jsonrpc === '2.0' && e.data.id === 'direct-7')).toBe(true);
+    // The two snapshots may be taken at different points of the log; from the later one on, the same.
+    const from = Math.max(Number(a[0]?.id), Number(b[0]?.id));
+    const tail = (events: SseEvent[]) => events.filter((e) => Number(e.id) > from).map((e) => [e.id, e.data]);
+    expect(tail(a)).toEqual(tail(b));
+    expect(tail(a).length).toBeGreaterThan(0);
+  });
+
+  it('SubscribeToTask with a numeric request id keeps it as a number in every event', async () => {
+    const task = await startTask(agent, skillMessage('sleep', { seconds: 60 }));
+    const stream = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 42 });
+    const first = await stream.next();
+    await agent.rpc('CancelTask', { id: task.id }, V1);
+    const events = [first as SseEvent, ...(await stream.rest())];
+    expect(result(events.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+    expect(events.every((e) => e.data.id === 42)).toBe(true);
+  });
+
   it('a client that goes away leaves the task running; the server keeps serving', async () => {
     const message = slowExport(5);
     const stream = await rpcStream(agent, 'SendStreamingMessage', { message }, V1);

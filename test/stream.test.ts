@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineSkill } from '../src/engine/skill.js';
 import type { StreamItem } from '../src/engine/streams.js';
 import { isTerminal } from '../src/engine/task.js';
 import { call, type Harness, harness, OWNER, submit, text, thrown, waitForState } from './engine-harness.js';
@@ -57,6 +59,51 @@ describe('engine.stream', () => {
     expect(entries.at(-1)?.event).toMatchObject({ kind: 'status', state: 'completed' });
     const kinds = new Set(entries.map((e) => e.event.kind));
     expect(kinds).toEqual(new Set(['status', 'progress', 'artifact']));
+  });
+
+  it('reads the store once when it starts, not again after each event the hub hands it', async () => {
+    // Thousands of subscribers of one task each read the store after every event they were handed.
+    const read = h.store.readEvents.bind(h.store);
+    let reads = 0;
+    h.store.readEvents = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    const id = await submit(h.engine, call('chunks', {}));
+    const stream = h.engine.stream(OWNER, id, { signal: streams.signal });
+    await stream.next();
+    h.startRunner();
+    const rest = await drain(stream);
+    expect(rest.length).toBeGreaterThan(3);
+    expect(reads).toBe(1);
+  });
+
+  it('a replay longer than one store read (500 events) gives every event to the end', async () => {
+    const many = defineSkill({
+      description: 'many events',
+      pollIntervalMs: 1000,
+      ttlMs: 3_600_000,
+      id: 'many',
+      input: z.object({}),
+      onInterrupt: 'rerun',
+      async run(ctx) {
+        const artifactId = await ctx.artifact({ artifactId: 'out', parts: [{ text: '0' }] });
+        for (let i = 1; i < 1200; i++)
+          await ctx.artifact({ artifactId, parts: [{ text: `${i}` }], append: true });
+        return { message: 'many chunks' };
+      },
+    });
+    await h.close();
+    h = harness(dirs.make(), { skills: [...t.skills, many], defaultSkill: 'quick' });
+    const id = await submit(h.engine, call('many', {}));
+    h.startRunner();
+    await waitForState(h.engine, id, 'completed');
+    // Replayed from the start once it has ended: nothing more comes from the hub, all from the store.
+    const items = await drain(h.engine.stream(OWNER, id, { afterSeq: 0, signal: streams.signal }), 20_000);
+    expect(items.map(seqOf)).toEqual(items.map((_, i) => i + 1));
+    expect(items.length).toBeGreaterThan(1200);
+    const last = items.at(-1);
+    expect(last?.kind === 'event' && last.entry.event).toMatchObject({ kind: 'status', state: 'completed' });
   });
 
   it('with afterSeq replays the log from there, without the snapshot', async () => {

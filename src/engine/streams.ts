@@ -10,6 +10,8 @@ export type StreamItem =
   | { kind: 'task'; seq: number; view: TaskView }
   | { kind: 'event'; entry: LoggedEvent; contextId: string };
 
+type TaskItem = Extract<StreamItem, { kind: 'task' }>;
+
 export interface StreamOptions {
   /** Resume after this event (SSE Last-Event-ID): replay from the log, no task snapshot first. */
   afterSeq?: number;
@@ -48,17 +50,14 @@ export async function* stream(
     let cursor: number;
     let contextId: string;
     if (o.afterSeq === undefined) {
-      const view = await get(core, owner, id);
-      if (o.requireActive && isTerminal(view.record.state)) {
-        throw new EngineError(
-          'unsupported-operation',
-          `Task ${id} is ${view.record.state}; nothing to stream`,
-        );
-      }
-      yield { kind: 'task', seq: view.record.lastSeq, view };
-      if (isTerminal(view.record.state)) return;
-      cursor = view.record.lastSeq;
-      contextId = view.record.contextId;
+      let first: TaskItem | undefined = await snapshot(core, owner, id, o.requireActive);
+      // A stream may stay open for hours: it keeps the record's numbers, not the whole task.
+      cursor = first.seq;
+      contextId = first.view.record.contextId;
+      const ended = isTerminal(first.view.record.state);
+      yield first;
+      first = undefined;
+      if (ended) return;
     } else {
       // A resume reads the record alone: the log is replayed from the resume point, not folded.
       const found = await record(core, owner, id);
@@ -67,8 +66,12 @@ export async function* stream(
       cursor = o.afterSeq;
       contextId = found.contextId;
     }
+    // A full batch read from the store may not be all: read on before trusting the hub again.
+    let more = false;
     while (!o.signal.aborted) {
-      const batch = wait.takeAfter(cursor) ?? (await store.readEvents(id, cursor, READ_BATCH));
+      const heard: LoggedEvent[] | undefined = more ? undefined : wait.takeAfter(cursor);
+      const batch: LoggedEvent[] = heard ?? (await store.readEvents(id, cursor, READ_BATCH));
+      more = heard === undefined && batch.length === READ_BATCH;
       if (batch.length === 0) {
         await wait.next();
         continue;
@@ -82,6 +85,20 @@ export async function* stream(
   } finally {
     wait.close();
   }
+}
+
+/** The stream's first item: the task as it stands. */
+async function snapshot(
+  core: Core,
+  owner: string,
+  id: string,
+  requireActive: boolean | undefined,
+): Promise<TaskItem> {
+  const view = await get(core, owner, id);
+  if (requireActive && isTerminal(view.record.state)) {
+    throw new EngineError('unsupported-operation', `Task ${id} is ${view.record.state}; nothing to stream`);
+  }
+  return { kind: 'task', seq: view.record.lastSeq, view };
 }
 
 /**

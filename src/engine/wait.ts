@@ -3,7 +3,11 @@ import type { EventHub, LoggedEvent } from './events.js';
 export interface EventWait {
   /** Resolves when the task's log grows or the signal aborts (at once if either already happened). */
   next(): Promise<void>;
-  /** The buffered entries after `seq` if they follow it without a gap; undefined means "read the store". */
+  /**
+   * The buffered entries after `seq` if they follow it without a gap; [] when nothing was heard
+   * since the last take; undefined means "read the store" (the first take, after a gap, or after
+   * the log grew unheard: another instance wrote).
+   */
   takeAfter(seq: number): LoggedEvent[] | undefined;
   close(): void;
 }
@@ -15,6 +19,9 @@ export interface EventWait {
 export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal): EventWait {
   let buffer: LoggedEvent[] = [];
   let dirty = false;
+  // The log may hold entries the buffer lacks: at first (whatever was committed before), and after
+  // a touch without entries.
+  let unheard = true;
   let wake: (() => void) | undefined;
   const ring = () => {
     dirty = true;
@@ -23,6 +30,7 @@ export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal
     w?.();
   };
   const unsubscribe = hub.subscribe(taskId, (events) => {
+    if (events.length === 0) unheard = true;
     buffer.push(...events);
     ring();
   });
@@ -45,10 +53,15 @@ export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal
       const taken = buffer;
       buffer = [];
       const fresh = taken.filter((e) => e.seq > seq);
-      if (taken.length > 0 && fresh.length === 0) return [];
+      if (unheard) {
+        unheard = false;
+        return undefined;
+      }
+      // Each subscriber of a task would otherwise read the store after every event it was handed.
+      if (fresh.length === 0) return [];
       // Only a gap-free run starting right after `seq` can stand in for a store read.
       const gapFree = fresh.every((e, i) => e.seq === seq + 1 + i);
-      return fresh.length > 0 && gapFree ? fresh : undefined;
+      return gapFree ? fresh : undefined;
     },
     close() {
       unsubscribe();

@@ -95,6 +95,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   };
   const jsonrpc = jsonRpcEndpoint({
     handler,
+    engine,
     tasks: new TaskJsonCache(engine, config.TASK_CACHE_BYTES),
     admit,
     logger,

@@ -4,11 +4,12 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import type { Engine } from '../../engine/engine.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
-import { finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
-import { INTERNAL_MESSAGE } from './errors.js';
+import { finalizeLegacyEvent, newCallContext, newCallState, parseLastEventId } from './call-state.js';
+import { INTERNAL_MESSAGE, toProtocolError } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
 import {
   admitCall,
@@ -17,12 +18,15 @@ import {
   type JsonRpcError,
   type JsonRpcId,
 } from './jsonrpc-refusals.js';
+import { OpenSubscriptions, serveSubscribe, subscribeTarget } from './jsonrpc-subscribe.js';
 import { paramsProblem } from './params.js';
 import type { TaskJsonCache } from './task-json.js';
 import { otherVersionMethod, type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions extends FaceOptions {
   handler: A2ARequestHandler;
+  /** Serves v1.0 SubscribeToTask directly (see jsonrpc-subscribe.ts). */
+  engine: Engine;
   /** v1.0 GetTask results as JSON text, for the poll fast path. */
   tasks: TaskJsonCache;
   logger: Logger;
@@ -51,6 +55,26 @@ export function jsonRpcEndpoint(
   const transports: Record<ProtocolVersion, JsonRpcTransportHandler | LegacyJsonRpcTransportHandler> = {
     '1.0': new JsonRpcTransportHandler(o.handler),
     '0.3': new LegacyJsonRpcTransportHandler(o.handler),
+  };
+  // An engine failure in our words, as the request handler's streams say it (errors are logged there).
+  const subscribeError = (err: unknown): JsonRpcError => {
+    const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
+    const error = ownWords(errorMappers['1.0'](cause), 'SubscribeToTask', o.logger);
+    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
+      o.logger.error({ err, method: 'SubscribeToTask' }, 'stream failed');
+    return error;
+  };
+  const subscriptions = {
+    engine: o.engine,
+    keepAliveMs: o.keepAliveMs,
+    open: new OpenSubscriptions(o.shutdown),
+    refuse: (res: ServerResponse, id: JsonRpcId, err: unknown) =>
+      sendJson(res, 200, { jsonrpc: '2.0', id, error: subscribeError(err) }),
+    failure: (id: JsonRpcId, err: unknown): JsonRpcResponse => ({
+      jsonrpc: '2.0',
+      id,
+      error: subscribeError(err),
+    }),
   };
 
   return async (req, res) => {
@@ -90,6 +114,15 @@ export function jsonRpcEndpoint(
       const json = await pollFastPath(o, principal, request.params);
       if (json !== undefined)
         return sendText(res, 200, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
+    }
+
+    if (call.version === '1.0' && envelope.method === 'SubscribeToTask') {
+      const taskId = subscribeTarget(request.params);
+      // Returned, not awaited: the stream holds none of this request's state (its body, say).
+      if (taskId !== undefined) {
+        const lastEventId = parseLastEventId(req.headers['last-event-id']);
+        return serveSubscribe(subscriptions, res, ownerKey(principal), envelope.id, taskId, lastEventId);
+      }
     }
 
     const state = newCallState(req, res, {

@@ -64,7 +64,9 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  // Not `for await (... of req)`: its iterator destroys the request when done and leaves five
+  // listeners on it, which a stream (SubscribeToTask) then holds for its whole life.
+  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       req.resume();
