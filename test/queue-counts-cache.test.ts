@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QueueCountsCache } from '../src/engine/queue.js';
+import { QueueCountsCache } from '../src/engine/queue-counts.js';
 
 const counts = (ahead: number) => ({ ahead, tenantRunning: 0, skillRunning: 0, running: 0 });
 

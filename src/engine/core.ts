@@ -6,7 +6,7 @@ import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
 import type { PushConfigs } from './push-configs.js';
-import type { QueueCountsCache } from './queue.js';
+import type { QueueCountsCache } from './queue-counts.js';
 import type { SkillRegistry } from './registry.js';
 import type { TooManyTasks } from './store-port.js';
 import type { Message } from './task.js';

@@ -26,7 +26,7 @@ import {
 import type { OperatorPage } from './operator-port.js';
 import type { NotificationKey } from './push.js';
 import { PushConfigs } from './push-configs.js';
-import { QueueCountsCache } from './queue.js';
+import { QueueCountsCache } from './queue-counts.js';
 import {
   artifactFile,
   get,
