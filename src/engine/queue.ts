@@ -58,8 +58,10 @@ async function countsOf(
   now: number,
 ): Promise<QueueCounts> {
   const version = stampKey(task);
-  const kept = queued.counts ? undefined : core.queueCounts.get(task.id, version, now);
-  if (kept) return kept;
+  if (!queued.counts) {
+    const kept = core.queueCounts.get(task.id, version, now);
+    if (kept) return kept;
+  }
   const counts =
     queued.counts ?? (await core.journal.store.queueCounts({ ...task, ...queued }, now, AHEAD_COUNT_CAP));
   core.queueCounts.set(task.id, version, counts, now);

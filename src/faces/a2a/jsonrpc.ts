@@ -64,17 +64,18 @@ export function jsonRpcEndpoint(
       o.logger.error({ err, method: 'SubscribeToTask' }, 'stream failed');
     return error;
   };
+  const subscribeFailure = (id: JsonRpcId, err: unknown): JsonRpcResponse => ({
+    jsonrpc: '2.0',
+    id,
+    error: subscribeError(err),
+  });
   const subscriptions = {
     engine: o.engine,
     keepAliveMs: o.keepAliveMs,
     open: new OpenSubscriptions(o.shutdown),
     refuse: (res: ServerResponse, id: JsonRpcId, err: unknown) =>
-      sendJson(res, 200, { jsonrpc: '2.0', id, error: subscribeError(err) }),
-    failure: (id: JsonRpcId, err: unknown): JsonRpcResponse => ({
-      jsonrpc: '2.0',
-      id,
-      error: subscribeError(err),
-    }),
+      sendJson(res, 200, subscribeFailure(id, err)),
+    failure: subscribeFailure,
   };
 
   return async (req, res) => {

@@ -196,15 +196,14 @@ export class PostgresStore implements TaskStore {
   }
 
   async getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
-    const row = await this.#db.one<StampRow & { ahead: number | null; running: number[] | null }>(
-      Q.getTaskStamp,
-      [id, now, queue?.owner ?? null, queue?.cap ?? null],
-    );
+    const row = await this.#db.one<StampRow & CountsRow>(Q.getTaskStamp, [
+      id,
+      now,
+      queue?.owner ?? null,
+      queue?.cap ?? null,
+    ]);
     if (!row) return undefined;
-    const [tenantRunning = 0, skillRunning = 0, running = 0] = row.running ?? [];
-    const counts =
-      row.ahead === null ? undefined : { ahead: row.ahead, tenantRunning, skillRunning, running };
-    return toStamp(row, counts);
+    return toStamp(row, row.ahead === null ? undefined : toQueueCounts(row));
   }
 
   async getTaskWithLog(
@@ -322,18 +321,16 @@ export class PostgresStore implements TaskStore {
     now: number,
     cap: number,
   ): Promise<QueueCounts> {
-    const r = await this.#db.one<{
-      ahead: number;
-      tenant_running: number;
-      skill_running: number;
-      running: number;
-    }>(Q.queueCounts, [task.id, task.owner, task.queueAt, now, task.tenant, cap, task.skill]);
-    return {
-      ahead: r?.ahead ?? 0,
-      tenantRunning: r?.tenant_running ?? 0,
-      skillRunning: r?.skill_running ?? 0,
-      running: r?.running ?? 0,
-    };
+    const r = await this.#db.one<CountsRow>(Q.queueCounts, [
+      task.id,
+      task.owner,
+      task.queueAt,
+      now,
+      task.tenant,
+      cap,
+      task.skill,
+    ]);
+    return toQueueCounts(r ?? { ahead: null, running: null });
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {
@@ -463,3 +460,14 @@ async function addStoredBytes(
   });
   refuseOverQuota(Number(rows[0]?.bytes ?? 0), storage);
 }
+
+/** A queued task's counts as statements.ts reads them: ahead, and running as [tenant, skill, all]. */
+interface CountsRow {
+  ahead: number | null;
+  running: number[] | null;
+}
+
+const toQueueCounts = (r: CountsRow): QueueCounts => {
+  const [tenantRunning = 0, skillRunning = 0, running = 0] = r.running ?? [];
+  return { ahead: r.ahead ?? 0, tenantRunning, skillRunning, running };
+};

@@ -17,6 +17,20 @@ const LIST_WHERE = `owner = $1 AND expires_at > $2
   AND ($4::text IS NULL OR state = $4)
   AND ($5::bigint IS NULL OR updated_at > $5)`;
 
+/**
+ * A queued task's owner's tasks before it in queue order (the claim's order: queue_at, then id),
+ * counted up to `cap`; the arguments are SQL expressions. queueCounts and getTaskStamp count alike.
+ */
+const aheadCount = (id: string, owner: string, queueAt: string, now: string, cap: string) =>
+  `(SELECT count(*)::int FROM (SELECT 1 FROM tasks a WHERE a.state = 'submitted' AND a.owner = ${owner}
+      AND (a.queue_at < ${queueAt} OR (a.queue_at = ${queueAt} AND a.id < ${id})) AND a.expires_at > ${now}
+      LIMIT ${cap}) x)`;
+
+/** The running tasks of a tenant, of a skill, and in all, as one int[] (see toQueueCounts). */
+const runningCounts = (tenant: string, skill: string, now: string) =>
+  `(SELECT ARRAY[count(*) FILTER (WHERE w.tenant = ${tenant}), count(*) FILTER (WHERE w.skill = ${skill}),
+      count(*)]::int[] FROM tasks w WHERE w.state = 'working' AND w.expires_at > ${now})`;
+
 const SQL = {
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = $1 AND m.message_id = $2`,
@@ -53,12 +67,10 @@ const SQL = {
   // (as queueCounts), in the same round trip; CASE runs those subqueries for no other row.
   getTaskStamp: `SELECT t.owner, t.state, t.last_seq, t.updated_at, t.tenant, t.skill, t.queue_at,
       t.poll_interval_ms, t.run_after,
-      CASE WHEN t.state = 'submitted' AND t.owner = $3::text THEN (SELECT count(*)::int FROM (SELECT 1
-        FROM tasks a WHERE a.state = 'submitted' AND a.owner = t.owner AND (a.queue_at < t.queue_at
-          OR (a.queue_at = t.queue_at AND a.id < t.id)) AND a.expires_at > $2 LIMIT $4::int) x) END AS ahead,
-      CASE WHEN t.state = 'submitted' AND t.owner = $3::text THEN (SELECT ARRAY[
-        count(*) FILTER (WHERE w.tenant = COALESCE(NULLIF(t.tenant, ''), t.owner)), count(*) FILTER (WHERE w.skill = t.skill),
-        count(*)]::int[] FROM tasks w WHERE w.state = 'working' AND w.expires_at > $2) END AS running
+      CASE WHEN t.state = 'submitted' AND t.owner = $3::text
+        THEN ${aheadCount('t.id', 't.owner', 't.queue_at', '$2', '$4::int')} END AS ahead,
+      CASE WHEN t.state = 'submitted' AND t.owner = $3::text
+        THEN ${runningCounts("COALESCE(NULLIF(t.tenant, ''), t.owner)", 't.skill', '$2')} END AS running
     FROM tasks t WHERE t.id = $1 AND t.expires_at > $2`,
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
@@ -141,11 +153,8 @@ const SQL = {
           UNION SELECT 'o:' || owner FROM q)) s)::text AS turns`,
   // Where a queued task stands: its owner's tasks before it (at most $6 of them), and the running.
   // $1 id, $2 owner, $3 queue_at, $4 now, $5 tenant, $6 cap, $7 skill.
-  queueCounts: `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM tasks WHERE state = 'submitted'
-        AND owner = $2 AND (queue_at < $3 OR (queue_at = $3 AND id < $1)) AND expires_at > $4 LIMIT $6) a) AS ahead,
-      count(*) FILTER (WHERE tenant = $5)::int AS tenant_running,
-      count(*) FILTER (WHERE skill = $7)::int AS skill_running, count(*)::int AS running
-    FROM tasks WHERE state = 'working' AND expires_at > $4`,
+  queueCounts: `SELECT ${aheadCount('$1', '$2', '$3', '$4', '$6')} AS ahead,
+      ${runningCounts('$5', '$7', '$4')} AS running`,
   // $1 now, $2 the picked ids, $3 worker, $4 lease until, $5 the working status payload,
   // $6 channel, $7 notice prefix. SKIP LOCKED: a task another claim or write holds is left. The
   // claimed tasks' tenants and owners take their turn (written in key order: concurrent claims
