@@ -103,8 +103,14 @@ npm run bench -- --smoke     # what CI runs: about 100 s, tiny sizes, no timing 
   The gRPC kind gets the same requests as gRPC calls (bench/grpc-load.ts): ${o.connections} grpc-js clients in the
   bench process, each on its own HTTP/2 connection with one call in flight; a status other than OK is a failure.
 - Servers: ${SERVER_KINDS.map((k) => SERVER_LABELS[k]).join('; ')}. Create and poll run on all of them,
-  fan-out, retained and push on the SQLite ones (and the floor on none of those).
-  (a) bench/servers/floor.ts reads and parses the body and answers \`{"jsonrpc":"2.0","id":…,"result":{"ok":true}}\`.
+  fan-out on (a) node:http, (b) and (c) on SQLite, retained and push on the SQLite ones.
+  (a) bench/servers/floor.ts reads and parses the body and answers \`{"jsonrpc":"2.0","id":…,"result":{"ok":true}}\`;
+  for fan-out it holds an SSE stream per \`SubscribeToTask\` (one first event of a task's size, no store, no
+  task) and ends a task id's streams with one terminal event on \`CancelTask\`: what node:http itself holds per
+  open stream and spends writing to each. (a) + SQLite, bench/servers/sqlite-floor.ts: the same, plus the
+  least SQLite work a durable create and a poll can do: \`SendMessage\` stores the body as one row keyed by its
+  messageId and answers once the row is on disk (one transaction per event-loop turn, WAL fsynced on the
+  thread pool, as (c) does), \`GetTask\` reads one row by key.
   (b) bench/servers/sdk-reference.ts: \`DefaultRequestHandler\` + \`jsonRpcHandler\` on express 5; its executor
   publishes a working Task and ends only when canceled. Its SQLite store is \`DatabaseTaskStore\` on Kysely +
   better-sqlite3, table made by the SDK's \`a2a-db upgrade\`, with WAL and \`synchronous=FULL\` like (c).

@@ -21,7 +21,7 @@ const x = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || !(b > 0) ? '-' : `${(a / b).toFixed(2)}×`;
 const cpu = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
-/** create and poll: medians, and ratios to the floor, to both SDK stores and to this server on SQLite. */
+/** create and poll: medians, and ratios to both floors, to both SDK stores and to this server on SQLite. */
 export function loadTable(r: Results): string {
   const rows: string[][] = [];
   for (const scenario of ['create', 'poll'] as const) {
@@ -39,6 +39,7 @@ export function loadTable(r: Results): string {
         ms(m.p50Ms),
         ms(m.p99Ms),
         x(m.rps, s.floor?.rps),
+        x(m.rps, s['sqlite-floor']?.rps),
         x(m.rps, s['sdk-memory']?.rps),
         x(m.rps, s['sdk-sqlite']?.rps),
         x(m.rps, s.taskhandle?.rps),
@@ -57,6 +58,7 @@ export function loadTable(r: Results): string {
       'p50 ms',
       'p99 ms',
       '× (a) floor',
+      '× (a) + SQLite',
       '× (b) in-memory',
       '× (b) SQLite',
       '× (c) SQLite',

@@ -48,7 +48,12 @@ import { checkEverythingRan } from './smoke-check.js';
 import { freshDbPath } from './temp.js';
 
 /** Fan-out runs on the SQLite servers only (the floor has no streams). */
-const FANOUT_KINDS = ['sdk-memory', 'sdk-sqlite', 'taskhandle'] as const satisfies readonly ServerKind[];
+const FANOUT_KINDS = [
+  'floor',
+  'sdk-memory',
+  'sdk-sqlite',
+  'taskhandle',
+] as const satisfies readonly ServerKind[];
 
 /** npm run bench: every scenario, interleaved rounds, one report. See docs/BENCHMARKS.md. */
 async function main(): Promise<void> {
@@ -111,7 +116,7 @@ async function main(): Promise<void> {
     }
     if (o.scenarios.has('fanout'))
       for (const k of rotate(FANOUT_KINDS, round)) {
-        const subscribers = k === 'taskhandle' ? o.subscribers : o.sdkSubscribers;
+        const subscribers = k === 'taskhandle' || k === 'floor' ? o.subscribers : o.sdkSubscribers;
         const f = await attempt(r, 'fanout', `${tag} fan-out ${k}`, () =>
           fanout(k, {
             subscribers,

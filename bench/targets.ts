@@ -78,7 +78,8 @@ export function evaluateTargets(r: Results): TargetRow[] {
       target: fanTarget,
       measured:
         `${f.received}/${f.subscribers} received; last after ${fmt(f.allReceivedMs)} ms ` +
-        `(${(f.allReceivedMs / 2000).toFixed(2)}× the 2 s); RSS +${f.rssGrowthMb.toFixed(0)} MB (${(f.rssGrowthMb / 100).toFixed(2)}× the 100 MB)`,
+        `(${(f.allReceivedMs / 2000).toFixed(2)}× the 2 s); RSS +${f.rssGrowthMb.toFixed(0)} MB (${(f.rssGrowthMb / 100).toFixed(2)}× the 100 MB)` +
+        floorStreams(summariseFanout(r.fanout.floor)),
       verdict: allIn && memOk ? 'met' : 'NOT MET',
     });
   }
@@ -117,3 +118,9 @@ export function evaluateTargets(r: Results): TargetRow[] {
 }
 
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'never');
+
+/** What node:http alone held for as many open streams in the same run, where the floor was measured. */
+function floorStreams(floor: ReturnType<typeof summariseFanout>): string {
+  if (!floor) return '';
+  return `; the node:http floor alone: RSS +${floor.rssGrowthMb.toFixed(0)} MB for ${floor.opened.toLocaleString('en')} streams, last after ${fmt(floor.allReceivedMs)} ms`;
+}

@@ -1,10 +1,12 @@
 /**
- * The servers under test: (a) the floor, (b) the SDK reference on two stores, (c) this server on
+ * The servers under test: (a) the floors (node:http alone, and with the least SQLite work a durable
+ * create and a poll can do), (b) the SDK reference on two stores, (c) this server on
  * SQLite (over JSON-RPC, over gRPC, and with its Prometheus metrics on), and on PostgreSQL with one
  * instance and with two sharing one schema.
  */
 export const SERVER_KINDS = [
   'floor',
+  'sqlite-floor',
   'sdk-memory',
   'sdk-sqlite',
   'taskhandle',
@@ -23,6 +25,7 @@ export const isPostgres = (k: ServerKind): k is PostgresKind =>
 
 export const SERVER_LABELS: Record<ServerKind, string> = {
   floor: '(a) node:http floor',
+  'sqlite-floor': '(a) node:http + SQLite floor',
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   'sdk-sqlite': '(b) SDK 1.3, DatabaseTaskStore (SQLite)',
   taskhandle: '(c) taskhandle, SQLite',

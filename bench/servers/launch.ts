@@ -29,6 +29,7 @@ export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
 const TASKHANDLE_MAIN = join(DIST, 'src/main.js');
 const FLOOR = join(DIST, 'bench/servers/floor.js');
+const SQLITE_FLOOR = join(DIST, 'bench/servers/sqlite-floor.js');
 const SDK_REFERENCE = join(DIST, 'bench/servers/sdk-reference.js');
 const require = createRequire(import.meta.url);
 const A2A_DB_CLI = join(dirname(require.resolve('@a2a-js/sdk')), 'cli/a2a_db.js');
@@ -72,6 +73,15 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
   switch (kind) {
     case 'floor':
       return spawnServer(kind, [...nodeArgs, FLOOR, ...extra], { PORT: '0', ...o.env });
+    case 'sqlite-floor': {
+      const dbPath = o.dbPath ?? freshDbPath(kind);
+      return spawnServer(
+        kind,
+        [...nodeArgs, SQLITE_FLOOR, ...extra],
+        { PORT: '0', DB_PATH: dbPath, ...o.env },
+        dbPath,
+      );
+    }
     case 'sdk-memory':
       return spawnServer(kind, [...nodeArgs, SDK_REFERENCE, '--store', 'memory', ...extra], {
         PORT: '0',
