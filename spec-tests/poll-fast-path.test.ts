@@ -60,4 +60,22 @@ describe('GetTask fast path (JSON-RPC v1.0, cached per task version)', () => {
     );
     expect((await agent.rpc('GetTask', {}, V1)).body.error?.code).toBe(-32602);
   });
+
+  // The fast path runs before the params are checked in full: what the full check refuses, it must not serve.
+  it('serves no params the full check refuses: a tenant of another type, a bad proto-named history length', async () => {
+    const task = await startTask(agent, skillMessage('export', { rows: 1 }));
+    for (const params of [
+      { id: task.id, tenant: 0 },
+      { id: task.id, tenant: false },
+      { id: task.id, historyLength: 1, history_length: 'many' },
+      { id: task.id, history_length: -2 },
+    ]) {
+      const { body } = await agent.rpc('GetTask', params, V1);
+      expect(body.error?.code, JSON.stringify(params)).toBe(-32602);
+      expect(body.result).toBeUndefined();
+    }
+    // Both names of the field are read, as the SDK's decoder reads them.
+    const { body } = await agent.rpc('GetTask', { id: task.id, history_length: 0 }, V1);
+    expect(body.result?.id).toBe(task.id);
+  });
 });

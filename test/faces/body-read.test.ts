@@ -1,7 +1,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readBody } from '../../src/faces/http/body.js';
+import { BodyRefused, readBody } from '../../src/faces/http/body.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -30,5 +30,42 @@ describe('readBody', () => {
       });
     });
     expect(await seen).toEqual({ text: '{"id":"t-1"}', listeners: 0 });
+  });
+
+  /** Serves one request with readBody and reports how the read ended. */
+  function readOne(send: (port: number) => void): Promise<string | Error> {
+    return new Promise((resolve) => {
+      const server = createServer((req, res) => {
+        readBody(req, 1000).then(resolve, resolve);
+        res.on('error', () => {});
+        req.on('error', () => {});
+        setTimeout(() => res.end(), 50);
+      });
+      servers.push(server);
+      server.listen(0, '127.0.0.1', () => send((server.address() as AddressInfo).port));
+    });
+  }
+
+  it('refuses a chunked body once it passes the limit, without Content-Length to go by', async () => {
+    const outcome = await readOne((port) => {
+      const req = request({ port, host: '127.0.0.1', method: 'POST' }, (res) => res.resume());
+      req.on('error', () => {});
+      req.write('x'.repeat(600));
+      setTimeout(() => req.end('y'.repeat(600)), 20);
+    });
+    expect(outcome).toBeInstanceOf(BodyRefused);
+    expect((outcome as BodyRefused).problem.kind).toBe('too-large');
+  });
+
+  it('fails, rather than waiting forever, when the caller goes away mid-body', async () => {
+    const outcome = await readOne((port) => {
+      const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'Content-Length': '500' } });
+      req.on('error', () => {});
+      req.write('x'.repeat(100));
+      setTimeout(() => req.destroy(), 20);
+    });
+    // Node says "aborted" (the request's error), or the request closes first: either way, it fails.
+    expect(outcome).toBeInstanceOf(Error);
+    expect(outcome).not.toBeInstanceOf(BodyRefused);
   });
 });

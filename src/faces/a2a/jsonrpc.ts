@@ -109,13 +109,16 @@ export function jsonRpcEndpoint(
     // answer an unknown method sent without params with -32602 instead of -32601.
     const request = body as { params?: unknown };
     if (request.params === undefined) request.params = {};
-    const problem = requestProblem(call.version, envelope.method, request.params);
-    if (problem) return sendJson(res, 200, { jsonrpc: '2.0', id: envelope.id, error: problem });
-    if (call.version === '1.0' && envelope.method === 'GetTask') {
-      const json = await pollFastPath(o, principal, request.params);
+    // The poll's params are checked here, as strictly as requestProblem would (see plainGetTask).
+    const poll =
+      call.version === '1.0' && envelope.method === 'GetTask' ? plainGetTask(request.params) : undefined;
+    if (poll) {
+      const json = await pollFastPath(o, principal, poll);
       if (json !== undefined)
         return sendText(res, 200, `{"jsonrpc":"2.0","id":${JSON.stringify(envelope.id)},"result":${json}}`);
     }
+    const problem = requestProblem(call.version, envelope.method, request.params);
+    if (problem) return sendJson(res, 200, { jsonrpc: '2.0', id: envelope.id, error: problem });
 
     if (call.version === '1.0' && envelope.method === 'SubscribeToTask') {
       const taskId = subscribeTarget(request.params);
@@ -254,24 +257,43 @@ const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse 
   error: { code, message },
 });
 
+/** A v1.0 GetTask the fast path serves: its task id and history length, nothing else to check. */
+interface PlainGetTask {
+  id: string;
+  historyLength: number | undefined;
+}
+
+/**
+ * The params of a v1.0 GetTask when they are plainly valid: a non-empty string id, no tenant, a
+ * history length (under its JSON or its proto name) absent or a non-negative integer. Anything
+ * else, valid or not, is left to the full path (paramsProblem, then the SDK), which words its errors.
+ */
+function plainGetTask(params: unknown): PlainGetTask | undefined {
+  const p = params as { id?: unknown; historyLength?: unknown; history_length?: unknown; tenant?: unknown };
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined;
+  if (typeof p.id !== 'string' || !p.id.trim()) return undefined;
+  if (!(p.tenant === undefined || p.tenant === null || p.tenant === '')) return undefined;
+  const a = p.historyLength;
+  const b = p.history_length;
+  if (!lengthOk(a) || !lengthOk(b)) return undefined;
+  // Protobuf JSON names a field by its JSON name or its proto name, as the SDK's decoder reads it.
+  return { id: p.id, historyLength: (a ?? b ?? undefined) as number | undefined };
+}
+
+const lengthOk = (h: unknown): boolean =>
+  h === undefined || h === null || (Number.isInteger(h) && (h as number) >= 0);
+
 /**
  * The hot path of polling agents: a well-formed v1.0 GetTask answered from {@link TaskJsonCache},
- * with exactly the JSON the SDK's transport would write. Anything else (bad params, a tenant, an
- * unknown task) returns undefined and takes the SDK's path, which gives its usual errors.
+ * with exactly the JSON the SDK's transport would write. An unknown task (or any failure) returns undefined and takes the SDK's path, which gives its usual errors.
  */
 async function pollFastPath(
   o: JsonRpcOptions,
   principal: Principal,
-  params: unknown,
+  poll: PlainGetTask,
 ): Promise<string | undefined> {
-  const p = params as { id?: unknown; historyLength?: unknown; history_length?: unknown; tenant?: unknown };
-  if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim() || p.tenant)
-    return undefined;
-  // Protobuf JSON names a field by its JSON name or its proto name, as the SDK's decoder reads it.
-  const h = p.historyLength ?? p.history_length;
-  if (h !== undefined && h !== null && !(Number.isInteger(h) && (h as number) >= 0)) return undefined;
   try {
-    return await o.tasks.get(ownerKey(principal), p.id, (h ?? undefined) as number | undefined);
+    return await o.tasks.get(ownerKey(principal), poll.id, poll.historyLength);
   } catch {
     return undefined;
   }

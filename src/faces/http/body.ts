@@ -62,19 +62,48 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
     req.resume();
     throw encoding ?? tooLarge(limit);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Not `for await (... of req)`: its iterator destroys the request when done and leaves five
-  // listeners on it, which a stream (SubscribeToTask) then holds for its whole life.
-  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
+  return readText(req, limit);
+}
+
+/**
+ * The body's bytes as text, with listeners of its own that are all gone once it ends: a stream
+ * (SubscribeToTask) keeps its request for hours, and neither `for await` (five listeners left on it)
+ * nor `req.iterator()` (an async iterator and its promises per request) is needed here.
+ */
+function readText(req: IncomingMessage, limit: number): Promise<string> {
+  if (req.destroyed) return Promise.reject(new BodyGone());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err?: unknown) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', settle);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      settle(tooLarge(limit));
       req.resume();
-      throw tooLarge(limit);
-    }
-    chunks.push(chunk);
+    };
+    const onEnd = () => settle();
+    // Closed before its end: the caller went away mid-body.
+    const onClose = () => settle(new BodyGone());
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', settle);
+    req.on('close', onClose);
+  });
+}
+
+/** The caller closed the connection before its body ended: nobody is left to answer. */
+class BodyGone extends Error {
+  constructor() {
+    super('The request was closed before its body ended');
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
