@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { prepareStatements } from '../src/store/sqlite/statements.js';
 import { tempDirs } from './helpers.js';
 import { storeContract } from './store-contract.js';
 
@@ -169,6 +170,20 @@ describe('SqliteStore specifics', () => {
       count = inspect(copy, (db) => (db.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n);
     }
     expect(count).toBe(20);
+  });
+
+  // A poll of a queued task counts up to 250 tasks ahead: from index entries, never one row each.
+  it("counts the tasks ahead of a queued one from its owner's queue index alone", async () => {
+    const path = freshPath();
+    await openStore(path).close();
+    const plan = inspect(path, (db) => {
+      const sql = prepareStatements(db).queueAhead.source;
+      const args = { owner: 'o', queue_at: 0, id: 't', now: 0, cap: 250 };
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(args) as { detail: string }[]).map((r) => r.detail);
+    });
+    expect(plan.join('\n')).toMatch(
+      /SEARCH tasks USING COVERING INDEX tasks_queue_by_owner \(owner=\? AND \(queue_at,id\)<\(\?,\?\)\)/,
+    );
   });
 
   it('refuses a state outside the declared states (the CHECK mirrors TASK_STATES)', async () => {

@@ -171,6 +171,16 @@ CREATE TABLE scheduler_turns (
 );
 `,
   },
+  {
+    version: 7,
+    name: "a queued task's place counted from its owner's queue index",
+    // The count of tasks ahead bounds its scan by (queue_at, id) and finds each entry's expiry in
+    // the index: heap pages are read only where the visibility map cannot vouch for them.
+    sql: `
+DROP INDEX tasks_queue_by_owner;
+CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at, id) INCLUDE (expires_at) WHERE state = 'submitted';
+`,
+  },
 ];
 
 /**

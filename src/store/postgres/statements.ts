@@ -23,7 +23,7 @@ const LIST_WHERE = `owner = $1 AND expires_at > $2
  */
 const aheadCount = (id: string, owner: string, queueAt: string, now: string, cap: string) =>
   `(SELECT count(*)::int FROM (SELECT 1 FROM tasks a WHERE a.state = 'submitted' AND a.owner = ${owner}
-      AND (a.queue_at < ${queueAt} OR (a.queue_at = ${queueAt} AND a.id < ${id})) AND a.expires_at > ${now}
+      AND (a.queue_at, a.id) < (${queueAt}, ${id}) AND a.expires_at > ${now}
       LIMIT ${cap}) x)`;
 
 /** The running tasks of a tenant, of a skill, and in all, as one int[] (see toQueueCounts). */

@@ -202,6 +202,16 @@ CREATE TABLE scheduler_turns (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 13,
+    name: "a queued task's place counted from its owner's queue index alone",
+    // The count of tasks ahead (queueAhead) read each of up to 250 rows for its id and expiry; with
+    // both in the index it reads index entries only, a few pages instead of one page per task.
+    sql: `
+DROP INDEX tasks_queue_by_owner;
+CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at, id, expires_at) WHERE state = 'submitted';
+`,
+  },
 ];
 
 /** Applies the migrations this database has not seen yet, in order. */

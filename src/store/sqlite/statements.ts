@@ -72,9 +72,10 @@ const SQL = {
   ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks
     WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
     ORDER BY queue_at LIMIT @limit`,
-  // Where a queued task stands: its owner's tasks before it (at most @cap of them), and the running.
+  // Where a queued task stands: its owner's tasks before it (at most @cap of them; from the index
+  // alone, migration 13), and the running.
   queueAhead: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE state = 'submitted' AND owner = @owner
-      AND (queue_at < @queue_at OR (queue_at = @queue_at AND id < @id)) AND expires_at > @now LIMIT @cap)`,
+      AND (queue_at, id) < (@queue_at, @id) AND expires_at > @now LIMIT @cap)`,
   runningFor: `SELECT coalesce(sum(tenant = @tenant), 0) AS tenant_running,
       coalesce(sum(skill = @skill), 0) AS skill_running, count(*) AS running
     FROM tasks WHERE state = 'working' AND expires_at > @now`,
