@@ -160,6 +160,41 @@ export function fairnessContract(c: Contract): void {
         (await c.store.getTaskStamp(alices[0] as string, NOW, { owner: ALICE.owner, cap: 100 }))?.queued,
       ).toBeUndefined();
     });
+
+    // PostgreSQL sends the stamps asked for at once as one statement: each must still get its own.
+    it('stamps read at once each answer their own read: task, caller, cap and clock', async () => {
+      const alices = await flood(ALICE, 6, T0);
+      await claim(1);
+      const [running, , , , , a5] = alices as [string, string, string, string, string, string];
+      const reads = await Promise.all([
+        c.store.getTaskStamp(a5, NOW, { owner: ALICE.owner, cap: 100 }),
+        c.store.getTaskStamp(a5, NOW, { owner: ALICE.owner, cap: 2 }),
+        c.store.getTaskStamp(a5, NOW, { owner: BOB.owner, cap: 100 }),
+        c.store.getTaskStamp('no-such-task', NOW, { owner: ALICE.owner, cap: 100 }),
+        c.store.getTaskStamp(running, NOW),
+        c.store.getTaskStamp(a5, NOW + 86_400_000 * 365),
+        c.store.getTaskStamp(a5, NOW),
+      ]);
+      expect(reads.map((s) => s?.queued?.counts?.ahead)).toEqual([
+        4,
+        2,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
+      expect(reads.map((s) => s?.state)).toEqual([
+        'submitted',
+        'submitted',
+        'submitted',
+        undefined,
+        'working',
+        undefined,
+        'submitted',
+      ]);
+      for (const i of [0, 1, 2, 6]) expect(reads[i]?.owner).toBe(ALICE.owner);
+    });
   });
 
   describe('limits of running tasks', () => {

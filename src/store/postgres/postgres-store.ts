@@ -52,6 +52,7 @@ import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
 import { PostgresOperator } from './operator.js';
 import { encode, logged, pushValues } from './params.js';
+import { ReadBatch } from './read-batch.js';
 import { STATEMENTS as Q } from './statements.js';
 import { readStats } from './stats.js';
 
@@ -85,6 +86,8 @@ export class PostgresStore implements TaskStore {
   /** The server's max_connections: the most creates that can be in flight at once, cluster-wide. */
   #maxConnections = 0;
   #closed: Promise<void> | undefined;
+  /** Polls' stamp reads, sent many to a statement (read-batch.ts). */
+  readonly #stamps = new ReadBatch((reads: StampRead[]) => this.#readStamps(reads));
 
   private constructor(o: PostgresOptions) {
     const config = connectionConfig(o.url, o.schema);
@@ -195,15 +198,22 @@ export class PostgresStore implements TaskStore {
     return row && toRecord(row);
   }
 
-  async getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
-    const row = await this.#db.one<StampRow & CountsRow>(Q.getTaskStamp, [
-      id,
-      now,
-      queue?.owner ?? null,
-      queue?.cap ?? null,
+  getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
+    return this.#stamps.read({ id, now, queue });
+  }
+
+  /** One batch of stamp reads: one statement, each row matched back to its read by position. */
+  async #readStamps(reads: StampRead[]): Promise<(TaskStamp | undefined)[]> {
+    const rows = await this.#db.query<StampRow & CountsRow & { ord: string | number }>(Q.getTaskStamps, [
+      reads.map((r) => r.id),
+      reads.map((r) => r.now),
+      reads.map((r) => r.queue?.owner ?? null),
+      reads.map((r) => r.queue?.cap ?? null),
     ]);
-    if (!row) return undefined;
-    return toStamp(row, row.ahead === null ? undefined : toQueueCounts(row));
+    const stamps: (TaskStamp | undefined)[] = new Array(reads.length).fill(undefined);
+    for (const row of rows)
+      stamps[Number(row.ord) - 1] = toStamp(row, row.ahead === null ? undefined : toQueueCounts(row));
+    return stamps;
   }
 
   async getTaskWithLog(
@@ -462,6 +472,13 @@ async function addStoredBytes(
 }
 
 /** A queued task's counts as statements.ts reads them: ahead, and running as [tenant, skill, all]. */
+/** One poll's stamp read: its task, its clock, and whose counts it may carry. */
+interface StampRead {
+  id: string;
+  now: number;
+  queue: StampQueue | undefined;
+}
+
 interface CountsRow {
   ahead: number | null;
   running: number[] | null;

@@ -65,13 +65,18 @@ const SQL = {
   getTask: 'SELECT * FROM tasks WHERE id = $1 AND expires_at > $2',
   // With $3 (the caller) and $4 (the cap), a queued task of $3's comes with its standing's counts
   // (as queueCounts), in the same round trip; CASE runs those subqueries for no other row.
-  getTaskStamp: `SELECT t.owner, t.state, t.last_seq, t.updated_at, t.tenant, t.skill, t.queue_at,
+  // Several stamps in one statement (read-batch.ts): per read its id ($1), now ($2), caller ($3)
+  // and cap ($4), as arrays; each row comes with its read's position (ord). With a caller and a cap,
+  // a queued task of that caller's comes with its standing's counts (as queueCounts); CASE runs
+  // those subqueries for no other row.
+  getTaskStamps: `SELECT r.ord, t.owner, t.state, t.last_seq, t.updated_at, t.tenant, t.skill, t.queue_at,
       t.poll_interval_ms, t.run_after,
-      CASE WHEN t.state = 'submitted' AND t.owner = $3::text
-        THEN ${aheadCount('t.id', 't.owner', 't.queue_at', '$2', '$4::int')} END AS ahead,
-      CASE WHEN t.state = 'submitted' AND t.owner = $3::text
-        THEN ${runningCounts("COALESCE(NULLIF(t.tenant, ''), t.owner)", 't.skill', '$2')} END AS running
-    FROM tasks t WHERE t.id = $1 AND t.expires_at > $2`,
+      CASE WHEN t.state = 'submitted' AND t.owner = r.caller
+        THEN ${aheadCount('t.id', 't.owner', 't.queue_at', 'r.now', 'r.cap')} END AS ahead,
+      CASE WHEN t.state = 'submitted' AND t.owner = r.caller
+        THEN ${runningCounts("COALESCE(NULLIF(t.tenant, ''), t.owner)", 't.skill', 'r.now')} END AS running
+    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) WITH ORDINALITY AS r(id, now, caller, cap, ord)
+    JOIN tasks t ON t.id = r.id AND t.expires_at > r.now`,
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
   getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(
