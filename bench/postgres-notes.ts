@@ -35,8 +35,9 @@ database is ${pg?.description ?? 'PostgreSQL (not recorded)'}, on this machine.
   \`${setting('synchronous_commit')}\` (with \`fsync=${setting('fsync')}\`), so a create is answered only after its commit record is on
   disk: the promise SQLite's fsynced WAL keeps for (c) on SQLite. Commits in flight together share one
   flush (PostgreSQL's group commit).
-- **poll**: per GetTask, one single-row read of the task's version over the pool, then the cached
-  answer; the same work as on SQLite, but a round trip to another process instead of a call in-process.
+- **poll**: per GetTask, a read of the task's version (with a queued task's counts), then the cached
+  answer; the same work as on SQLite, but over a round trip to another process: the reads of the polls
+  that arrive in one event-loop turn go as one statement (src/store/postgres/read-batch.ts).
 - **2 instances**: two processes on one schema; autocannon's ${info?.options.connections ?? r.options.connections} connections alternate between them (half to
   each), in one measurement: requests are summed and the percentiles are over all of them. The poll tasks
   are created through the first instance and polled through both: half of the answers come from an
