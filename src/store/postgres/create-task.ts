@@ -1,10 +1,16 @@
 import { notifiesByDefault } from '../../engine/push.js';
 import type { NewTask, WriteResult } from '../../engine/store-port.js';
 import { TooManyTasks } from '../../engine/store-port.js';
-import { json, type TaskRow, toRecord } from '../rows.js';
+import { json, newTaskRow, type TaskRow, toRecord } from '../rows.js';
 import type { Db } from './db.js';
 import { type Encoded, encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
+
+/** What the insert statement did: the owner's count of unfinished tasks, and the row if it made one. */
+interface Made {
+  active: number;
+  row?: TaskRow;
+}
 
 type Inserted =
   | { kind: 'created'; result: WriteResult }
@@ -73,10 +79,14 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     task.trace?.tracestate ?? null,
   ];
   const configs = task.pushConfigs ?? [];
-  const row = await db.maybeTransaction(locked || configs.length > 0, async (client) => {
+  const made = await db.maybeTransaction(locked || configs.length > 0, async (client): Promise<Made> => {
     if (locked) await client.query({ ...Q.lockOwner, values: [task.owner] });
-    const r = (await client.query<TaskRow & { active: number }>({ ...Q.createTask, values })).rows[0];
-    if (!r || r.id === null || configs.length === 0) return r;
+    const r = (await client.query<{ active: number; id: string | null }>({ ...Q.createTask, values }))
+      .rows[0];
+    const active = r?.active ?? 0;
+    if (!r || r.id === null) return { active };
+    const row = newTaskRow(task);
+    if (configs.length === 0) return { active, row };
     for (const config of configs) await client.query({ ...Q.putPushConfig, values: pushValues(config) });
     const seqs = task.events.map((_, i) => i + 1);
     const notable = task.events.map((e) => (notifiesByDefault(e) ? 1 : 0));
@@ -85,12 +95,13 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
       ...Q.countPushConfigs,
       values: [task.id],
     });
-    return { ...r, push_configs: counted.rows[0]?.push_configs ?? 0 };
+    return { active, row: { ...row, push_configs: counted.rows[0]?.push_configs ?? 0 } };
   });
-  if (row && row.id !== null) {
+  if (made.row) {
+    const { row } = made;
     return { kind: 'created', result: { record: toRecord(row), events: logged(row, 1, task.events) } };
   }
-  const active = row?.active ?? 0;
+  const { active } = made;
   if (max === undefined || active + slack < max) return { kind: 'taken' };
   return active >= max ? { kind: 'too-many', active } : { kind: 'near-limit' };
 }
