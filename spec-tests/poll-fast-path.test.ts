@@ -10,7 +10,7 @@ async function restTask(agent: Agent, id: string, historyLength?: number): Promi
   return res.json();
 }
 
-describe('GetTask fast path (JSON-RPC v1.0, cached per task version)', () => {
+describe('GetTask fast path (JSON-RPC v1.0, cached per task version; REST and gRPC v1.0 share the cache)', () => {
   let agent: Agent;
   beforeAll(async () => {
     agent = await launch();
@@ -50,6 +50,23 @@ describe('GetTask fast path (JSON-RPC v1.0, cached per task version)', () => {
     // It saw the artifact grow chunk by chunk before the end, not one frozen snapshot.
     expect(seen.length).toBeGreaterThan(2);
     expect(seen.at(-1)).toBe('TASK_STATE_COMPLETED 4');
+  });
+
+  // REST and gRPC v1.0 GetTask share the cached Task (read only, per version) with this fast path.
+  it('over REST too, every change of a running task shows in the next GetTask', async () => {
+    const task = await startTask(agent, skillMessage('export', { rows: 40, chunkRows: 10, delayMs: 100 }));
+    const seen: string[] = [];
+    for (;;) {
+      // biome-ignore lint/suspicious/noExplicitAny: tasks are inspected freely in tests
+      const t: any = await restTask(agent, task.id);
+      const stamp = `${t.status.state} ${t.artifacts?.[0]?.parts?.length ?? 0}`;
+      if (seen.at(-1) !== stamp) seen.push(stamp);
+      if (t.status.state === 'TASK_STATE_COMPLETED') break;
+    }
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.at(-1)).toBe('TASK_STATE_COMPLETED 4');
+    // And the same task by JSON-RPC, from the same entry: identical.
+    expect(await getTask(agent, task.id)).toEqual(await restTask(agent, task.id));
   });
 
   it('leaves errors to the SDK path: unknown task, bad historyLength, missing id', async () => {

@@ -10,7 +10,7 @@ import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
 import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { restRouter } from '../faces/a2a/rest.js';
-import { TaskJsonCache } from '../faces/a2a/task-json.js';
+import { TaskCache } from '../faces/a2a/task-cache.js';
 import type { Audit } from '../faces/audit.js';
 import { CONSOLE_PATH, consoleRouter } from '../faces/console/router.js';
 import { home } from '../faces/home.js';
@@ -76,7 +76,10 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       },
       `audit: ${action}`,
     );
+  // Polls of unchanged tasks, whatever the transport, answer from here (see task-cache.ts).
+  const tasks = new TaskCache(engine, config.TASK_CACHE_BYTES);
   const handler = new EngineRequestHandler({
+    tasks,
     engine,
     card: () => currentCard().sdk,
     extendedCard: () => currentCard().extended,
@@ -96,7 +99,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   const jsonrpc = jsonRpcEndpoint({
     handler,
     engine,
-    tasks: new TaskJsonCache(engine, config.TASK_CACHE_BYTES),
+    tasks,
     admit,
     logger,
     ...bodyAndStreams,

@@ -20,15 +20,15 @@ import {
 } from './jsonrpc-refusals.js';
 import { OpenSubscriptions, serveSubscribe, subscribeTarget } from './jsonrpc-subscribe.js';
 import { paramsProblem } from './params.js';
-import type { TaskJsonCache } from './task-json.js';
+import type { TaskCache } from './task-cache.js';
 import { otherVersionMethod, type ProtocolVersion, requestedVersion } from './version.js';
 
 export interface JsonRpcOptions extends FaceOptions {
   handler: A2ARequestHandler;
   /** Serves v1.0 SubscribeToTask directly (see jsonrpc-subscribe.ts). */
   engine: Engine;
-  /** v1.0 GetTask results as JSON text, for the poll fast path. */
-  tasks: TaskJsonCache;
+  /** v1.0 GetTask results, as JSON text for the poll fast path. */
+  tasks: TaskCache;
   logger: Logger;
 }
 
@@ -284,7 +284,7 @@ const lengthOk = (h: unknown): boolean =>
   h === undefined || h === null || (Number.isInteger(h) && (h as number) >= 0);
 
 /**
- * The hot path of polling agents: a well-formed v1.0 GetTask answered from {@link TaskJsonCache},
+ * The hot path of polling agents: a well-formed v1.0 GetTask answered from {@link TaskCache},
  * with exactly the JSON the SDK's transport would write. An unknown task (or any failure) returns undefined and takes the SDK's path, which gives its usual errors.
  */
 async function pollFastPath(
@@ -293,7 +293,7 @@ async function pollFastPath(
   poll: PlainGetTask,
 ): Promise<string | undefined> {
   try {
-    return await o.tasks.get(ownerKey(principal), poll.id, poll.historyLength);
+    return await o.tasks.json(ownerKey(principal), poll.id, poll.historyLength);
   } catch {
     return undefined;
   }

@@ -35,10 +35,13 @@ import { checkInputModes } from './input-modes.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { skillCallOf } from './skill-call.js';
+import type { TaskCache } from './task-cache.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
 export interface HandlerOptions {
   engine: Engine;
+  /** v1.0 GetTask results per task version (task-cache.ts). */
+  tasks: TaskCache;
   card: () => AgentCard;
   /** The card for authenticated callers (GetExtendedAgentCard); undefined when callers are anonymous. */
   extendedCard: () => AgentCard | undefined;
@@ -151,9 +154,12 @@ export class EngineRequestHandler implements A2ARequestHandler {
     if (params.historyLength !== undefined && params.historyLength < 0) {
       throw new RequestMalformedError('historyLength must not be negative');
     }
-    return this.#guard(async () =>
-      toSdkTask(await this.#engine.get(owner, requireId(params.id), params.historyLength)),
-    );
+    const id = requireId(params.id);
+    // v1.0's transports only serialize the Task: a v1.0 caller may get the one shared per version.
+    // v0.3's translate it into their own shape and get one of their own.
+    if (callState(context).version === '1.0')
+      return this.#guard(() => this.#options.tasks.task(owner, id, params.historyLength));
+    return this.#guard(async () => toSdkTask(await this.#engine.get(owner, id, params.historyLength)));
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
