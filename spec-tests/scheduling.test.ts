@@ -46,7 +46,11 @@ describe('scheduling: one runner slot shared by tenants', () => {
 
   it("a flood by one tenant does not delay another tenant's job beyond the next free slot", async () => {
     const flood: string[] = [];
-    for (let i = 0; i < 6; i++) flood.push((await long('alice')).body.taskId);
+    for (let i = 0; i < 6; i++) {
+      flood.push((await long('alice')).body.taskId);
+      // A queue is in creation order to the millisecond (within one, by task id): one apart.
+      await new Promise((r) => setTimeout(r, 2));
+    }
     const running = flood[0] as string;
     await until('alice', running, 'working');
     const bobs = (await post('bob', { skill: 'sleep', input: { seconds: 0 } })).body.taskId as string;

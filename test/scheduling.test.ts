@@ -15,12 +15,19 @@ let h: Harness;
 let t: TestSkills;
 /** How far the engine's clock runs ahead of the wall clock (to move past kept queue counts). */
 let skew = 0;
+let lastTick = 0;
 function open(claimPolicy: ClaimPolicy = {}) {
   t = testSkills();
   skew = 0;
+  lastTick = 0;
   h = harness(dirs.make(), {
     skills: t.skills,
-    clock: () => Date.now() + skew,
+    // Never the same millisecond twice: a queue is in creation order to the millisecond (tasks of
+    // one millisecond go by task id, which is random within it), and these tests create in bursts.
+    clock: () => {
+      lastTick = Math.max(Date.now() + skew, lastTick + 1);
+      return lastTick;
+    },
     engine: { tenantOf, claimPolicy, priorities: { max: 5, stepMs: 60_000 } },
   });
   return h;

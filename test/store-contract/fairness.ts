@@ -161,6 +161,19 @@ export function fairnessContract(c: Contract): void {
       ).toBeUndefined();
     });
 
+    // Ids are random within a millisecond: the claim and the count must still agree on one order.
+    it('tasks of one millisecond: claimed in id order, and counted in the same order', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await c.create({ ...ALICE, createdAt: T0 })).id);
+      const order = [...ids].sort();
+      for (const [i, id] of order.entries()) {
+        const task = await c.store.getTask(id, NOW);
+        expect((await c.store.queueCounts(task as NonNullable<typeof task>, NOW, 100)).ahead).toBe(i);
+      }
+      expect(await claim(1)).toEqual([order[0]]);
+      expect(await claim(1)).toEqual([order[1]]);
+    });
+
     // PostgreSQL sends the stamps asked for at once as one statement: each must still get its own.
     it('stamps read at once each answer their own read: task, caller, cap and clock', async () => {
       const alices = await flood(ALICE, 6, T0);

@@ -150,7 +150,7 @@ const SQL = {
         ORDER BY t.owner LIMIT 1) FROM o WHERE o.owner IS NOT NULL),
     q AS (SELECT h.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
       WHERE t.state = 'submitted' AND t.owner = o.owner AND t.expires_at > $1 AND t.run_after <= $1
-      ORDER BY t.queue_at LIMIT $2) h)
+      ORDER BY t.queue_at, t.id LIMIT $2) h)
     SELECT (SELECT coalesce(json_agg(q), '[]') FROM q)::text AS queued,
       (SELECT coalesce(json_agg(r), '[]') FROM (SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
         WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill) r)::text AS running,

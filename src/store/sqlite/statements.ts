@@ -71,7 +71,7 @@ const SQL = {
     ORDER BY owner LIMIT 1`,
   ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks
     WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
-    ORDER BY queue_at LIMIT @limit`,
+    ORDER BY queue_at, id LIMIT @limit`,
   // Where a queued task stands: its owner's tasks before it (at most @cap of them; from the index
   // alone, migration 13), and the running.
   queueAhead: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE state = 'submitted' AND owner = @owner
