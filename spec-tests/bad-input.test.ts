@@ -185,6 +185,34 @@ describe('bad input', () => {
     expect(reply.error.details[0]?.reason).toBe('VERSION_NOT_SUPPORTED');
   });
 
+  // A caller may hang up mid-body as often as it likes: that is its doing, not an error of ours to
+  // log (an error line per request would let anyone flood the operators' logs).
+  it('a caller that hangs up mid-body leaves no error in the log, on JSON-RPC and REST', async () => {
+    const { port } = new URL(agent.url);
+    const hangUp = (path: string) =>
+      new Promise<void>((resolve) => {
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Content-Length': '500', ...agent.credentials },
+        });
+        req.on('error', () => resolve());
+        req.write('{"jsonrpc":"2.0","id":1,');
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 50);
+      });
+    const errorsBefore = agent.logs.filter((l) => (l.level as number) >= 50).length;
+    for (const path of ['/', '/rest/message:send', '/v1/jobs']) await hangUp(path);
+    // The server goes on answering, and logged no error for any of them.
+    expect((await getTask(agent, before.id)).id).toBe(before.id);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(agent.logs.filter((l) => (l.level as number) >= 50).slice(errorsBefore)).toEqual([]);
+  });
+
   it('a body over MAX_BODY_BYTES -> 413 on JSON-RPC and REST, sized or chunked', async () => {
     const big = JSON.stringify({
       jsonrpc: '2.0',

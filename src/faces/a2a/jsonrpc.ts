@@ -98,7 +98,7 @@ export function jsonRpcEndpoint(
         return sendJson(res, 200, failure(null, A2A_ERROR_CODE.PARSE_ERROR, `Parse error: ${message}`));
       if (kind === 'too-deep')
         return sendJson(res, 200, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, message));
-      // The body was not read (too large, or compressed): an HTTP status says so to intermediaries too.
+      // The body was not read (too large, compressed, or its caller left): an HTTP status says so.
       return sendJson(res, err.status, failure(null, A2A_ERROR_CODE.INVALID_REQUEST, message), {
         Connection: 'close',
       });

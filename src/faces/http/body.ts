@@ -6,7 +6,9 @@ export type BodyProblem =
   | { kind: 'too-large'; status: 413; message: string }
   | { kind: 'encoding'; status: 415; message: string }
   | { kind: 'not-json'; status: 400; message: string }
-  | { kind: 'too-deep'; status: 400; message: string };
+  | { kind: 'too-deep'; status: 400; message: string }
+  /** The caller went away before its body ended: whatever is answered reaches nobody. */
+  | { kind: 'gone'; status: 400; message: string };
 
 /** A body refused: each face answers it in its own error shape, with this status and message. */
 export class BodyRefused extends Error {
@@ -71,15 +73,15 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
  * nor `req.iterator()` (an async iterator and its promises per request) is needed here.
  */
 function readText(req: IncomingMessage, limit: number): Promise<string> {
-  if (req.destroyed) return Promise.reject(new BodyGone());
+  if (req.destroyed) return Promise.reject(gone());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const settle = (err?: unknown) => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', settle);
-      req.off('close', onClose);
+      req.off('error', onGone);
+      req.off('close', onGone);
       if (err) reject(err);
       else resolve(Buffer.concat(chunks, size).toString('utf8'));
     };
@@ -90,21 +92,18 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
       req.resume();
     };
     const onEnd = () => settle();
-    // Closed before its end: the caller went away mid-body.
-    const onClose = () => settle(new BodyGone());
+    // An error ("aborted") or a close before its end: the caller went away mid-body. A refusal, not
+    // a failure of ours: logged as none, whatever a caller does to its own connections.
+    const onGone = () => settle(gone());
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', settle);
-    req.on('close', onClose);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
 
-/** The caller closed the connection before its body ended: nobody is left to answer. */
-class BodyGone extends Error {
-  constructor() {
-    super('The request was closed before its body ended');
-  }
-}
+const gone = (): BodyRefused =>
+  new BodyRefused({ kind: 'gone', status: 400, message: 'The request was closed before its body ended' });
 
 /**
  * Parses JSON text, refusing bodies nested deeper than `maxDepth` (objects and arrays) before they
