@@ -35,20 +35,21 @@ export class TaskCache {
   /** `Task.toJSON` of the caller's task, as text; throws the engine's errors (not found...). */
   async json(owner: string, id: string, historyLength: number | undefined): Promise<string> {
     const key = keyOf(id, historyLength);
-    // The hit is the poll's hot path: no async step here beyond the version read.
-    const version = await this.#engine.version(owner, id);
-    const cached = this.#entries.get(key);
-    if (cached?.version === version) return cached.json;
-    return (await this.#render(owner, id, historyLength, key)).json;
+    // The hit is the poll's hot path: no async step on it beyond the version read.
+    const hit = this.#hit(key, await this.#engine.version(owner, id));
+    return (hit ?? (await this.#render(owner, id, historyLength, key))).json;
   }
 
   /** The caller's task as the SDK's transports take it; read only. Throws as {@link json}. */
   async task(owner: string, id: string, historyLength: number | undefined): Promise<SdkTask> {
     const key = keyOf(id, historyLength);
-    const version = await this.#engine.version(owner, id);
+    const hit = this.#hit(key, await this.#engine.version(owner, id));
+    return (hit ?? (await this.#render(owner, id, historyLength, key))).task;
+  }
+
+  #hit(key: string, version: string): Entry | undefined {
     const cached = this.#entries.get(key);
-    if (cached?.version === version) return cached.task;
-    return (await this.#render(owner, id, historyLength, key)).task;
+    return cached?.version === version ? cached : undefined;
   }
 
   /** Reads the task, renders it and keeps it (unless it is too large to keep). */
