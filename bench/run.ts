@@ -47,7 +47,7 @@ import { usePostgres } from './servers/postgres-cluster.js';
 import { checkEverythingRan } from './smoke-check.js';
 import { freshDbPath } from './temp.js';
 
-/** Fan-out runs on the SQLite servers only (the floor has no streams). */
+/** Fan-out runs on the node:http floor (it holds streams, keeps no tasks) and the SQLite servers. */
 const FANOUT_KINDS = [
   'floor',
   'sdk-memory',

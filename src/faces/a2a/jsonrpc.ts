@@ -285,7 +285,8 @@ const lengthOk = (h: unknown): boolean =>
 
 /**
  * The hot path of polling agents: a well-formed v1.0 GetTask answered from {@link TaskCache},
- * with exactly the JSON the SDK's transport would write. An unknown task (or any failure) returns undefined and takes the SDK's path, which gives its usual errors.
+ * with exactly the JSON the SDK's transport would write. An unknown task (or any failure) returns
+ * undefined and takes the SDK's path, which gives its usual errors.
  */
 async function pollFastPath(
   o: JsonRpcOptions,

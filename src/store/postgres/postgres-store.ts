@@ -204,7 +204,8 @@ export class PostgresStore implements TaskStore {
 
   /** One batch of stamp reads: one statement, each row matched back to its read by position. */
   async #readStamps(reads: StampRead[]): Promise<(TaskStamp | undefined)[]> {
-    const rows = await this.#db.query<StampRow & CountsRow & { ord: string | number }>(Q.getTaskStamps, [
+    // ord is a bigint: a number here, as every bigint the store reads (db.ts).
+    const rows = await this.#db.query<StampRow & CountsRow & { ord: number }>(Q.getTaskStamps, [
       reads.map((r) => r.id),
       reads.map((r) => r.now),
       reads.map((r) => r.queue?.owner ?? null),
@@ -212,7 +213,7 @@ export class PostgresStore implements TaskStore {
     ]);
     const stamps: (TaskStamp | undefined)[] = new Array(reads.length).fill(undefined);
     for (const row of rows)
-      stamps[Number(row.ord) - 1] = toStamp(row, row.ahead === null ? undefined : toQueueCounts(row));
+      stamps[row.ord - 1] = toStamp(row, row.ahead === null ? undefined : toQueueCounts(row));
     return stamps;
   }
 
@@ -471,7 +472,6 @@ async function addStoredBytes(
   refuseOverQuota(Number(rows[0]?.bytes ?? 0), storage);
 }
 
-/** A queued task's counts as statements.ts reads them: ahead, and running as [tenant, skill, all]. */
 /** One poll's stamp read: its task, its clock, and whose counts it may carry. */
 interface StampRead {
   id: string;
@@ -479,6 +479,7 @@ interface StampRead {
   queue: StampQueue | undefined;
 }
 
+/** A queued task's counts as statements.ts reads them: ahead, and running as [tenant, skill, all]. */
 interface CountsRow {
   ahead: number | null;
   running: number[] | null;
