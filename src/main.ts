@@ -4,7 +4,7 @@ import { addApiKey } from './auth/api-keys.js';
 import { CliError } from './cli/exit-codes.js';
 import { isServerCommand, runClient } from './cli/index.js';
 import { parseServerCommand, type ServerCommand } from './cli/server-args.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config/settings.js';
 import type { AnySkill } from './engine/skill.js';
 import { routeConsoleToLogger } from './logging/console.js';
 import { rotateSigningKey } from './push/signing-keys.js';
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const env = { ...process.env };
   if (command.conformance) {
     // The fixture lives with the spec tests; it is compiled alongside the server.
-    const { conformanceSkill } = await import('../spec-tests/fixture/conformance-skill.js');
+    const { conformanceSkill } = await import('./conformance/skill.js');
     skills = [conformanceSkill];
     env.DEFAULT_SKILL = conformanceSkill.id;
     // A file of its own: SQLite serves one server at a time, and `npm start` may be running too.

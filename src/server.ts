@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
-import { type Config, ConfigError } from './config.js';
+import { type Config, ConfigError } from './config/settings.js';
 import type { Engine } from './engine/engine.js';
 import type { AnySkill } from './engine/skill.js';
 import { publishCard } from './faces/a2a/agent-card.js';
@@ -15,7 +15,7 @@ import { buildHttp, type HttpSide } from './server/http.js';
 import { listeningLine } from './server/listening.js';
 import { orderedStop } from './server/stop.js';
 import { setAgentName } from './telemetry/tracing.js';
-import { installZodWords } from './zod-words.js';
+import { installZodWords } from './words/zod-words.js';
 
 export interface ServerOptions {
   config: Config;

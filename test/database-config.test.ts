@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeDatabase, loadConfig } from '../src/config.js';
+import { ConfigError, describeDatabase, loadConfig } from '../src/config/settings.js';
 import { dataLocation } from '../src/server/listening.js';
 
 describe('loadConfig: the store', () => {

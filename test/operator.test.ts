@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { operatorsOf } from '../src/config.js';
+import { operatorsOf } from '../src/config/settings.js';
 import { summarize } from '../src/engine/activity.js';
 import { grantOperator } from '../src/engine/operator.js';
 import type { ActivityTask } from '../src/engine/operator-port.js';

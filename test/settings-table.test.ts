@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { settingRows, TABLE_END, TABLE_START } from '../src/settings-table.js';
+import { settingRows, TABLE_END, TABLE_START } from '../src/config/table.js';
 
 /** The README's Settings table, row by row: setting name -> [default, meaning] as written. */
 function readmeRows(): Map<string, [string, string]> {
@@ -18,20 +18,24 @@ function readmeRows(): Map<string, [string, string]> {
 }
 
 describe("the README's Settings table", () => {
-  it('lists every setting of src/config.ts, and only those, as the schema describes them (npm run docs:settings fixes it)', () => {
+  it('lists every setting of src/config/settings.ts, and only those, as the schema describes them (npm run docs:settings fixes it)', () => {
     const written = readmeRows();
     const problems: string[] = [];
     for (const row of settingRows()) {
       const cells = written.get(row.name);
       if (!cells) problems.push(`${row.name}: missing from README.md`);
       else if (cells[0] !== row.shownDefault)
-        problems.push(`${row.name}: README.md says default ${cells[0]}, src/config.ts ${row.shownDefault}`);
+        problems.push(
+          `${row.name}: README.md says default ${cells[0]}, src/config/settings.ts ${row.shownDefault}`,
+        );
       else if (cells[1] !== row.description)
-        problems.push(`${row.name}: README.md says "${cells[1]}", src/config.ts "${row.description}"`);
+        problems.push(
+          `${row.name}: README.md says "${cells[1]}", src/config/settings.ts "${row.description}"`,
+        );
       written.delete(row.name);
     }
     for (const name of written.keys())
-      problems.push(`${name}: in README.md but not a setting of src/config.ts`);
+      problems.push(`${name}: in README.md but not a setting of src/config/settings.ts`);
     expect(problems).toEqual([]);
   });
 

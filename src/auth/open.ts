@@ -1,5 +1,5 @@
-import { type Config, ConfigError } from '../config.js';
-import { requireReadableFile } from '../required-file.js';
+import { type Config, ConfigError } from '../config/settings.js';
+import { requireReadableFile } from '../files/required-file.js';
 import { ApiKeys } from './api-keys.js';
 import { Authenticator } from './authenticator.js';
 import { JwtVerifier } from './jwt-verifier.js';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { didYouMean } from '../did-you-mean.js';
+import { didYouMean } from '../words/did-you-mean.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 export type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;

@@ -1,4 +1,4 @@
-import { didYouMean } from '../did-you-mean.js';
+import { didYouMean } from '../words/did-you-mean.js';
 import { type Options, parseCommandLine } from './args.js';
 import { A2AClient } from './client.js';
 import * as commands from './commands.js';

@@ -1,4 +1,4 @@
-import { didYouMean } from '../did-you-mean.js';
+import { didYouMean } from '../words/did-you-mean.js';
 import { parseCommandLine } from './args.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { COMMAND_HELP } from './help.js';

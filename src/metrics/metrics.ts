@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { isLoopback } from '../auth/open.js';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError } from '../config/settings.js';
 import { REST_PATH } from '../faces/a2a/agent-card.js';
 import { INBOX_PATH } from '../faces/inbox/router.js';
 import { MCP_PATH } from '../faces/mcp/router.js';

@@ -4,7 +4,7 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/settings.js';
 import { type PublishedCard, REST_PATH, serveCard } from '../faces/a2a/agent-card.js';
 import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';

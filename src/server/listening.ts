@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/settings.js';
 import type { Core } from './core.js';
 import { FACE_PATHS } from './http.js';
 

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/settings.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
 import type { PushDispatcher } from '../push/dispatcher.js';
 import type { Core } from './core.js';

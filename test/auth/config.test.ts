@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/settings.js';
 
 const JWT = {
   JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/auth/api-keys.js';
 import { openAuthenticator } from '../../src/auth/open.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/settings.js';
 import { tempDirs } from '../helpers.js';
 import { AUDIENCE, ISSUER, jwks, signingKey, token } from './jwt-fixtures.js';
 

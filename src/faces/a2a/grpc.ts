@@ -4,7 +4,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
-import { type Config, ConfigError } from '../../config.js';
+import { type Config, ConfigError } from '../../config/settings.js';
 import { tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';

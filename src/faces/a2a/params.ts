@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { expectedKind, kindOf } from '../../zod-words.js';
+import { expectedKind, kindOf } from '../../words/zod-words.js';
 import type { ProtocolVersion } from './version.js';
 
 /**

@@ -1,8 +1,8 @@
-import { SETTINGS } from './config.js';
+import { SETTINGS } from './settings.js';
 
 /** The README's markers around the Settings table `npm run docs:settings` writes. */
 export const TABLE_START =
-  '<!-- settings:start (npm run docs:settings writes this table from src/config.ts) -->';
+  '<!-- settings:start (npm run docs:settings writes this table from src/config/settings.ts) -->';
 export const TABLE_END = '<!-- settings:end -->';
 
 export interface SettingRow {
@@ -36,11 +36,11 @@ function readable(name: string, n: number): string {
   return plain;
 }
 
-/** Every setting of src/config.ts, in its order, as the README's table shows it. */
+/** Every setting of src/config/settings.ts, in its order, as the README's table shows it. */
 export function settingRows(): SettingRow[] {
   return Object.entries(SETTINGS.shape).map(([name, schema]) => {
     const meta = schema.meta() as { description?: string; shownDefault?: string } | undefined;
-    if (!meta?.description) throw new Error(`src/config.ts: ${name} has no description (doc(...))`);
+    if (!meta?.description) throw new Error(`src/config/settings.ts: ${name} has no description (doc(...))`);
     let shownDefault = meta.shownDefault;
     if (shownDefault === undefined) {
       const def = schema.def as { type: string; defaultValue?: unknown };

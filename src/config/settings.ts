@@ -1,11 +1,11 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { normalizeApproverName } from './engine/grant.js';
-import { type AddressPolicy, parseAllowList } from './push/address-policy.js';
+import { normalizeApproverName } from '../engine/grant.js';
+import { type AddressPolicy, parseAllowList } from '../push/address-policy.js';
 
-/** Where the package lives (dist/src/config.js -> the repository root). */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Where the package lives (dist/src/config/settings.js -> the package root). */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce
@@ -14,7 +14,7 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
-/** What the README's Settings table says of a setting (see settings-table.ts). */
+/** What the README's Settings table says of a setting (see config/table.ts). */
 const doc = (description: string, shownDefault?: string) => ({
   description,
   ...(shownDefault ? { shownDefault } : {}),
@@ -330,7 +330,7 @@ function normalizeOperator(entry: string): string | undefined {
 export const operatorsOf = (config: Pick<Config, 'OPERATORS'>): Set<string> =>
   new Set(operatorEntries(config.OPERATORS).flatMap((e) => normalizeOperator(e) ?? []));
 
-/** The settings' schema, for the README's table (settings-table.ts). */
+/** The settings' schema, for the README's table (config/table.ts). */
 export const SETTINGS = Env;
 
 export type Config = z.infer<typeof Env> & {
