@@ -14,10 +14,15 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
-/** What the README's Settings table says of a setting (see config/table.ts). */
-const doc = (description: string, shownDefault?: string) => ({
+/**
+ * What the Settings table says of a setting (see config/table.ts): `description`, and `shownDefault`
+ * where the default is not a plain value. `list`: a comma-separated list, which createServer also
+ * takes as an array of strings (config/options.ts).
+ */
+const doc = (description: string, shownDefault?: string, list?: 'list') => ({
   description,
   ...(shownDefault ? { shownDefault } : {}),
+  ...(list ? { list: true } : {}),
 });
 
 const SECOND = 1000;
@@ -83,6 +88,20 @@ const Env = z.object({
         '`./agent-card.json` of the package',
       ),
     ),
+  SKILLS: z
+    .string()
+    .default('')
+    .meta(
+      doc(
+        'skill modules to serve: ES module files whose exports are skills (comma-separated paths; docs/skills.md)',
+        'none',
+        'list',
+      ),
+    ),
+  BUILTIN_SKILLS: z
+    .string()
+    .default('all')
+    .meta(doc('the built-in skills offered: `all`, `none`, or their ids (comma-separated)')),
   DEFAULT_SKILL: z
     .string()
     .min(1)
@@ -147,7 +166,13 @@ const Env = z.object({
   PUSH_ALLOW: z
     .string()
     .default('')
-    .meta(doc('comma-separated CIDRs, IPs and host names webhooks may reach besides public addresses')),
+    .meta(
+      doc(
+        'comma-separated CIDRs, IPs and host names webhooks may reach besides public addresses',
+        undefined,
+        'list',
+      ),
+    ),
   PUSH_ALLOW_PUBLIC: z
     .enum(['true', 'false'])
     .default('true')
@@ -224,6 +249,7 @@ const Env = z.object({
       doc(
         'operators of `/console`: `tenant/principal`, `jwt:tenant/principal`, `role:NAME` (comma-separated)',
         'none',
+        'list',
       ),
     ),
   ALLOW_ANONYMOUS: z
@@ -243,12 +269,14 @@ const Env = z.object({
     .meta(
       doc(
         'browser origins besides its own and loopback that may call `/mcp` (comma-separated, e.g. `http://localhost:6274`); others get 403',
+        undefined,
+        'list',
       ),
     ),
   EXTENDED_SKILLS: z
     .string()
     .default('')
-    .meta(doc('skills shown only in the extended card (comma-separated ids)')),
+    .meta(doc('skills shown only in the extended card (comma-separated ids)', undefined, 'list')),
   COMMANDS_FILE: z
     .string()
     .min(1)
@@ -350,12 +378,20 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The settings, validated: `env` holds them as the environment spells them; `given` says which of
+ * them came from createServer's options, so that an error line names the option the caller wrote.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  given: ReadonlyMap<string, { shown: string }> = new Map(),
+): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map(
-      (i) => `  ${i.path.join('.')}=${JSON.stringify(env[String(i.path[0])])}: ${i.message}`,
-    );
+    const lines = parsed.error.issues.map((i) => {
+      const setting = String(i.path[0]);
+      return `  ${given.get(setting)?.shown ?? `${setting}=${JSON.stringify(env[setting])}`}: ${i.message}`;
+    });
     throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
   }
   const database = parseDatabaseUrl(parsed.data);

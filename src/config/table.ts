@@ -1,12 +1,18 @@
+import { optionName, type SettingName } from './options.js';
 import { SETTINGS } from './settings.js';
 
-/** The README's markers around the Settings table `npm run docs:settings` writes. */
+/** Where the Settings table lives (the README links it). */
+export const SETTINGS_DOC = 'docs/settings.md';
+
+/** The markers around the Settings table `npm run docs:settings` writes. */
 export const TABLE_START =
   '<!-- settings:start (npm run docs:settings writes this table from src/config/settings.ts) -->';
 export const TABLE_END = '<!-- settings:end -->';
 
 export interface SettingRow {
   name: string;
+  /** The createServer option that gives it (config/options.ts). */
+  option: string;
   /** As the table shows it: `41241`, `65536` (64 KiB), (none), (empty)... */
   shownDefault: string;
   description: string;
@@ -36,7 +42,7 @@ function readable(name: string, n: number): string {
   return plain;
 }
 
-/** Every setting of src/config/settings.ts, in its order, as the README's table shows it. */
+/** Every setting of src/config/settings.ts, in its order, as the Settings table shows it. */
 export function settingRows(): SettingRow[] {
   return Object.entries(SETTINGS.shape).map(([name, schema]) => {
     const meta = schema.meta() as { description?: string; shownDefault?: string } | undefined;
@@ -49,17 +55,17 @@ export function settingRows(): SettingRow[] {
       else if (typeof def.defaultValue === 'number') shownDefault = readable(name, def.defaultValue);
       else shownDefault = `\`${String(def.defaultValue)}\``;
     }
-    return { name, shownDefault, description: meta.description };
+    return { name, option: optionName(name as SettingName), shownDefault, description: meta.description };
   });
 }
 
 /** The Settings table as markdown, columns padded as the formatter leaves them. */
 export function settingsTable(rows: SettingRow[] = settingRows()): string {
   const cells = [
-    ['variable', 'default', 'meaning'],
-    ...rows.map((r) => [`\`${r.name}\``, r.shownDefault, r.description]),
+    ['variable', 'option', 'default', 'meaning'],
+    ...rows.map((r) => [`\`${r.name}\``, `\`${r.option}\``, r.shownDefault, r.description]),
   ];
-  const widths = [0, 1, 2].map((i) => Math.max(...cells.map((c) => [...(c[i] ?? '')].length)));
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...cells.map((c) => [...(c[i] ?? '')].length)));
   const line = (c: string[]) =>
     `| ${c.map((cell, i) => cell + ' '.repeat((widths[i] ?? 0) - [...cell].length)).join(' | ')} |`;
   const rule = `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`;
@@ -68,15 +74,15 @@ export function settingsTable(rows: SettingRow[] = settingRows()): string {
 }
 
 /**
- * The README with its Settings table (between the markers) rewritten from the schema.
+ * docs/settings.md with its Settings table (between the markers) rewritten from the schema.
  *
  * @example
- *   writeFileSync('README.md', withSettingsTable(readFileSync('README.md', 'utf8')));
+ *   writeFileSync(SETTINGS_DOC, withSettingsTable(readFileSync(SETTINGS_DOC, 'utf8')));
  */
 export function withSettingsTable(readme: string): string {
   const start = readme.indexOf(TABLE_START);
   const end = readme.indexOf(TABLE_END);
   if (start < 0 || end < start)
-    throw new Error(`README.md: the markers ${TABLE_START} ... ${TABLE_END} are missing`);
+    throw new Error(`${SETTINGS_DOC}: the markers ${TABLE_START} ... ${TABLE_END} are missing`);
   return `${readme.slice(0, start + TABLE_START.length)}\n${settingsTable()}\n${readme.slice(end)}`;
 }
