@@ -84,7 +84,7 @@ describe('health and the agent card', () => {
     }
     expect(agent.logs.find((l) => l.msg === 'taskhandle listening')).toMatchObject({
       url: agent.url,
-      skills: ['export', 'sleep', 'approval', 'batch'],
+      skills: ['export', 'sleep', 'approval', 'batch'].map((id) => ({ id, from: 'built-in' })),
     });
   });
 

@@ -45,22 +45,9 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ principal, tenant, apiKey: key, file: API_KEYS_FILE }));
     return;
   }
-  let skills: AnySkill[] = [];
-  const env = { ...process.env };
-  if (command.conformance) {
-    // The fixture lives with the spec tests; it is compiled alongside the server.
-    const { conformanceSkill } = await import('./conformance/skill.js');
-    skills = [conformanceSkill];
-    env.DEFAULT_SKILL = conformanceSkill.id;
-    // A file of its own: SQLite serves one server at a time, and `npm start` may be running too.
-    env.DATABASE_URL ??= 'sqlite:./data/conformance.db';
-    // The kit leaves many fixture tasks open (working, idle) at once: give them room to run.
-    env.RUNNER_CONCURRENCY ??= '1000';
-    // The kit's webhook receiver listens on localhost: open exactly that. Its other webhooks point
-    // at example.com and must never be called from a test machine: close public addresses.
-    env.PUSH_ALLOW ??= 'localhost,127.0.0.0/8,::1';
-    env.PUSH_ALLOW_PUBLIC ??= 'false';
-  }
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (command.skills) env.SKILLS = command.skills.join(',');
+  const skills = command.conformance ? [await conformanceSetup(env)] : [];
   const config = loadConfig(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   // From here on, every line the process writes is one pino record (see logging/console.ts).
@@ -72,15 +59,13 @@ async function main(): Promise<void> {
   // Before the first span: the SDK (only when OTEL_* variables ask for it) must be registered first.
   const tracing = await startTracing(process.env, logger);
   // Loaded here, not at the top: the client commands (every CLI call) never pay for the server's graph.
-  const { startServer } = await import('./server.js');
-  const starting = startServer({ config, skills, logger });
-  // Listened for before the server starts: a signal right after the `listening` line (or during the
-  // start) still stops it in order, rather than killing it with the store open.
+  const { createServer } = await import('./server/create.js');
+  const starting = createServer({ env, skills, logger });
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'signal received');
     starting.then(
       (server) =>
-        server.stop().then(
+        server.close().then(
           // The last spans (those of the stop itself) leave before the process does.
           async () => {
             await tracing?.stop();
@@ -98,6 +83,24 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   await starting;
+}
+
+/**
+ * `serve --conformance`: the a2a-tck fixture skill as the default skill, and the settings the kit
+ * needs where the environment leaves them unset (see docs/CONFORMANCE.md).
+ */
+async function conformanceSetup(env: NodeJS.ProcessEnv): Promise<AnySkill> {
+  const { conformanceSkill } = await import('./conformance/skill.js');
+  env.DEFAULT_SKILL = conformanceSkill.id;
+  // A file of its own: SQLite serves one server at a time, and `npm start` may be running too.
+  env.DATABASE_URL ??= 'sqlite:./data/conformance.db';
+  // The kit leaves many fixture tasks open (working, idle) at once: give them room to run.
+  env.RUNNER_CONCURRENCY ??= '1000';
+  // The kit's webhook receiver listens on localhost: open exactly that. Its other webhooks point
+  // at example.com and must never be called from a test machine: close public addresses.
+  env.PUSH_ALLOW ??= 'localhost,127.0.0.0/8,::1';
+  env.PUSH_ALLOW_PUBLIC ??= 'false';
+  return conformanceSkill;
 }
 
 main().catch((err: unknown) => {

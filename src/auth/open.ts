@@ -10,9 +10,10 @@ export const isLoopback = (host: string): boolean =>
 
 /**
  * The authenticator the settings ask for. Serving anonymous callers on an address other machines
- * reach is refused unless ALLOW_ANONYMOUS=true says it is meant.
+ * reach is refused unless ALLOW_ANONYMOUS=true says it is meant; so is serving them from inside an
+ * app of the user's (`mounted`), whose reach the server cannot see.
  */
-export function openAuthenticator(config: Config): Authenticator {
+export function openAuthenticator(config: Config, mode = { mounted: false }): Authenticator {
   let apiKeys: ApiKeys | undefined;
   if (config.API_KEYS_FILE) {
     requireReadableFile(
@@ -50,6 +51,13 @@ export function openAuthenticator(config: Config): Authenticator {
     }
   }
   const authenticator = new Authenticator({ apiKeys, jwt });
+  if (authenticator.anonymous && mode.mounted && config.ALLOW_ANONYMOUS !== 'true') {
+    throw new ConfigError(
+      'createServer({ listen: false }): the app this server is mounted in decides who can reach it, so ' +
+        'anonymous callers are served only with allowAnonymous: true (for an app only this machine reaches). ' +
+        'Otherwise give credentials: apiKeysFile, or jwtJwksUrl/jwtJwksFile with jwtIssuer and jwtAudience.',
+    );
+  }
   if (authenticator.anonymous && !isLoopback(config.HOST) && config.ALLOW_ANONYMOUS !== 'true') {
     throw new ConfigError(
       `HOST=${config.HOST}: refusing to serve anonymous callers on an address other machines can reach. ` +

@@ -8,10 +8,12 @@ const EXITS = `exit codes: 0 ok/completed, 1 task failed/rejected/canceled, 2 us
   5 connection, 6 input required, 7 request refused, 8 not finished yet, 130 interrupted (docs/cli.md)`;
 
 export const COMMAND_HELP: Record<string, string> = {
-  serve: `usage: taskhandle serve [--conformance]
+  serve: `usage: taskhandle serve [--skills FILE[,FILE...]] [--conformance]
 
-Runs the agent in the foreground until SIGTERM or Ctrl-C. It takes no arguments: every setting
-comes from the environment (PORT, DATABASE_URL, API_KEYS_FILE...; the README's Settings lists them).
+Runs the agent in the foreground until SIGTERM or Ctrl-C. Every setting comes from the environment
+(PORT, DATABASE_URL, API_KEYS_FILE...; docs/settings.md lists them).
+  --skills FILES     serve the skills these ES modules export (instead of SKILLS; docs/skills.md);
+                     BUILTIN_SKILLS=none serves them alone
   --conformance      add the a2a-tck fixture skill and make it the default skill
 exit codes: 0 stopped cleanly, 1 failed, 2 usage, 78 a bad setting`,
   keys: `usage: taskhandle keys rotate

@@ -5,7 +5,8 @@ import { COMMAND_HELP } from './help.js';
 
 /** What main.ts runs besides the client commands, as the command line asked for it. */
 export type ServerCommand =
-  | { name: 'serve'; conformance: boolean }
+  /** `skills`: the --skills modules (given: they replace SKILLS). */
+  | { name: 'serve'; conformance: boolean; skills?: string[] }
   | { name: 'keys rotate' }
   | { name: 'api-keys add'; principal: string; tenant: string; label: string | undefined }
   /** `--help` of a server command: print `text` on stdout, exit 0. */
@@ -40,6 +41,7 @@ function noMore(command: string, extra: string[]): void {
  *
  * @example
  *   parseServerCommand(['serve', '--conformance']) // { name: 'serve', conformance: true }
+ *   parseServerCommand(['serve', '--skills', './a.mjs']) // { name: 'serve', conformance: false, skills: ['./a.mjs'] }
  */
 export function parseServerCommand(argv: string[]): ServerCommand {
   const [command = '', ...args] = argv;
@@ -48,10 +50,17 @@ export function parseServerCommand(argv: string[]): ServerCommand {
       const { positionals, values } = parseCommandLine(command, args, {
         ...HELP,
         conformance: { type: 'boolean' },
+        skills: { type: 'string', multiple: true },
       });
       if (values.help) return { name: 'help', text: COMMAND_HELP.serve ?? '' };
       noMore(command, positionals);
-      return { name: 'serve', conformance: values.conformance === true };
+      const skills = (values.skills as string[] | undefined)?.flatMap((v) =>
+        v
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+      );
+      return { name: 'serve', conformance: values.conformance === true, ...(skills && { skills }) };
     }
     case 'keys': {
       const { positionals, values } = parseCommandLine(command, args, HELP);

@@ -367,6 +367,11 @@ export type Config = z.infer<typeof Env> & {
   pushPolicy: AddressPolicy;
   /** Where the webhook signing keys live: KEYS_DIR, else `keys/` beside the SQLite file. */
   keysDir: string;
+  /**
+   * A setting as the operator gave it, for an error message: `BUILTIN_SKILLS=exprt` from the
+   * environment, `builtinSkills=["exprt"]` from createServer's options.
+   */
+  given(setting: keyof z.infer<typeof Env>): string;
 };
 
 export type DatabaseConfig =
@@ -406,7 +411,13 @@ export function loadConfig(
     throw new ConfigError('GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE: set both (TLS) or neither (plaintext)');
   const beside =
     database.kind === 'sqlite' && database.path !== ':memory:' ? dirname(database.path) : './data';
-  return { ...parsed.data, database, pushPolicy, keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys') };
+  return {
+    ...parsed.data,
+    database,
+    pushPolicy,
+    keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys'),
+    given: (setting) => given.get(setting)?.shown ?? `${setting}=${String(parsed.data[setting] ?? '')}`,
+  };
 }
 
 /** JWT verification needs exactly one key source, and the issuer and audience it checks. */

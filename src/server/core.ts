@@ -18,16 +18,16 @@ import type { AnySkill } from '../engine/skill.js';
 import type { TaskStore } from '../engine/store-port.js';
 import { admission, type FaceOptions } from '../faces/http/admission.js';
 import { artifactPath } from '../faces/jobs/document.js';
-import { requireReadableFile } from '../files/required-file.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../push/secret-box.js';
-import { commandSkill, loadCommands } from '../skills/command.js';
-import { BUILTIN_SKILLS } from '../skills/index.js';
+import type { SkillSource } from '../skills/modules.js';
 import { openStore } from '../store/open.js';
 
 /** What serves tasks whatever the protocol: settings checked, the store open, the engine built. */
 export interface Core {
   skills: SkillRegistry;
+  /** Where each skill came from (built-in, a module, createServer), as the startup line says. */
+  skillSources: readonly SkillSource[];
   /** Skills shown only on the extended agent card. */
   extendedSkills: Set<string>;
   authenticator: Authenticator;
@@ -53,24 +53,25 @@ export interface Core {
  */
 export async function buildCore(
   config: Config,
-  extraSkills: readonly AnySkill[],
+  offered: readonly SkillSource[],
   logger: Logger,
+  mode: { mounted: boolean },
 ): Promise<Core> {
-  const offered = [...BUILTIN_SKILLS, ...loadOperatorSkills(config), ...extraSkills];
-  if (config.DEFAULT_SKILL !== undefined && !offered.some((s) => s.id === config.DEFAULT_SKILL)) {
-    const ids = offered.map((s) => s.id).join(', ');
-    throw new ConfigError(`DEFAULT_SKILL=${config.DEFAULT_SKILL}: not a skill of this server (${ids})`);
+  const skillList = offered.map((s) => s.skill);
+  if (config.DEFAULT_SKILL !== undefined && !skillList.some((s) => s.id === config.DEFAULT_SKILL)) {
+    const ids = skillList.map((s) => s.id).join(', ');
+    throw new ConfigError(`${config.given('DEFAULT_SKILL')}: not a skill of this server (${ids})`);
   }
-  const skills = new SkillRegistry(offered, config.DEFAULT_SKILL);
+  const skills = new SkillRegistry(skillList, config.DEFAULT_SKILL);
   const extendedSkills = new Set(
     config.EXTENDED_SKILLS.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
   );
   for (const id of extendedSkills) {
-    if (!skills.get(id)) throw new ConfigError(`EXTENDED_SKILLS=${config.EXTENDED_SKILLS}: no skill "${id}"`);
+    if (!skills.get(id)) throw new ConfigError(`${config.given('EXTENDED_SKILLS')}: no skill "${id}"`);
   }
-  const authenticator = openAuthenticator(config);
+  const authenticator = openAuthenticator(config, mode);
   const limiter =
     config.RATE_LIMIT_PER_S > 0
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
@@ -100,10 +101,11 @@ export async function buildCore(
     tenantOf,
     priorities: { max: config.MAX_PRIORITY, stepMs: config.PRIORITY_STEP_MS },
     claimPolicy: claimPolicy(config, skills.all()),
-    // An anonymous server on loopback serves its machine's user alone, who already owns every task.
+    // An anonymous server on loopback serves its machine's user alone, who already owns every task
+    // (mounted in an app of the user's, where it is reachable from is not known).
     operators: new Set([
       ...operatorsOf(config),
-      ...(authenticator.anonymous && isLoopback(config.HOST) ? [LOCAL_OPERATOR] : []),
+      ...(authenticator.anonymous && !mode.mounted && isLoopback(config.HOST) ? [LOCAL_OPERATOR] : []),
     ]),
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
@@ -144,6 +146,7 @@ export async function buildCore(
   };
   return {
     skills,
+    skillSources: offered,
     extendedSkills,
     authenticator,
     admit,
@@ -172,26 +175,6 @@ function claimPolicy(config: Config, skills: readonly AnySkill[]): ClaimPolicy {
     tenantLimit: config.TENANT_MAX_RUNNING || undefined,
     globalLimit: config.MAX_RUNNING || undefined,
   };
-}
-
-/** Skills the operator configures: `command`, when COMMANDS_FILE names its allow-list. */
-function loadOperatorSkills(config: Config): AnySkill[] {
-  if (!config.COMMANDS_FILE) return [];
-  requireReadableFile(
-    'COMMANDS_FILE',
-    config.COMMANDS_FILE,
-    'write the allow-list there (a JSON array of commands: README, "Skills"), or unset COMMANDS_FILE',
-  );
-  try {
-    return [
-      commandSkill(loadCommands(config.COMMANDS_FILE), {
-        killGraceMs: config.COMMAND_KILL_GRACE_MS,
-        concurrency: config.COMMAND_MAX_RUNNING || undefined,
-      }),
-    ];
-  } catch (err) {
-    throw new ConfigError(`COMMANDS_FILE=${config.COMMANDS_FILE}: ${(err as Error).message}`);
-  }
 }
 
 /** Why the store did not open, in words that say what to do. */

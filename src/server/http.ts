@@ -44,6 +44,8 @@ export const FACE_PATHS = {
 /** The HTTP side over the core: every face mounted on one Node server, not yet listening. */
 export interface HttpSide {
   server: Server;
+  /** Every face as one request listener: what `server` serves, and what an app of the user's mounts. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** Answers still being written, waited for at shutdown. */
   inFlight: InFlight;
   /** Aborted at shutdown: waiting blocking sends answer with the task as it stands, streams end. */
@@ -182,9 +184,9 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   const requests = core.metrics?.http;
   // Request spans are named by the face a request reached (docs/tracing.md).
   const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) =>
-    traceRequest(req, res, routes, () => serve(req, res)),
-  );
+  const listener = (req: IncomingMessage, res: ServerResponse) =>
+    traceRequest(req, res, routes, () => serve(req, res));
+  const server: Server = createServer(listener);
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     inFlight.track(res);
     requests?.track(req, res);
@@ -209,7 +211,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
     card = published;
     keys = signing;
   };
-  return { server, inFlight, shutdown, publish, handler };
+  return { server, listener, inFlight, shutdown, publish, handler };
 }
 
 /**

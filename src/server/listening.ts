@@ -10,26 +10,29 @@ export function listeningLine(
   core: Core,
   config: Config,
   url: string,
-  grpc?: { address: string; tls: boolean },
+  grpc: { address: string; tls: boolean } | undefined,
+  listening: boolean,
 ) {
   const auth = authentication(core, config);
   const database = dataLocation(config);
   const faces = FACE_PATHS;
+  const skills = core.skillSources.map((s) => ({ id: s.skill.id, from: s.from }));
   const summary = [
-    `taskhandle listening on ${url}`,
+    listening ? `taskhandle listening on ${url}` : `taskhandle mounted, reached at ${url}`,
     `auth: ${auth.summary}`,
     `data: ${database.summary}`,
+    `skills: ${skills.map((s) => `${s.id} (${s.from})`).join(', ')}`,
     `faces: A2A JSON-RPC ${faces.a2aJsonRpc}, A2A REST ${faces.a2aRest}${grpc ? `, A2A gRPC ${grpc.address} (${grpc.tls ? 'TLS' : 'plaintext'})` : ''}, jobs ${faces.jobs}, inbox ${faces.inbox}, MCP ${faces.mcp}`,
   ].join('; ');
   return {
-    message: 'taskhandle listening',
+    message: listening ? 'taskhandle listening' : 'taskhandle mounted',
     fields: {
       url,
       auth: auth.fields,
       database: database.fields,
       faces,
       ...(grpc && { grpc }),
-      skills: core.skills.all().map((s) => s.id),
+      skills,
       summary,
     },
   };
