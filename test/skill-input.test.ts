@@ -201,11 +201,36 @@ describe('a skill whose input is a JSON Schema', () => {
 
 describe('a JSON Schema the server cannot check as written', () => {
   it.each([
-    [{ type: 'object', if: {}, else: {} }, 'Conditional schemas (if/then/else) are not supported'],
-    [{ type: 'strng' }, 'Unsupported type: strng'],
+    [{ type: 'object', if: {}, else: {} }, '#/if: is not supported'],
+    [
+      { type: 'object', properties: { a: { not: { type: 'string' } } } },
+      '#/properties/a/not: is supported only as {}',
+    ],
+    [
+      { type: 'object', properties: { a: { minimum: 1 } } },
+      '#/properties/a/minimum: is checked only under "type": "number"',
+    ],
+    [{ properties: { a: { type: 'string' } } }, '#/properties: is checked only under "type": "object"'],
+    [
+      { type: 'object', properties: { a: { $ref: '#/$defs/A', minimum: 1 } } },
+      '#/properties/a/minimum: is not checked beside "$ref"',
+    ],
+    [{ type: 'object', required: ['a'] }, '#/required/0: names "a", which "properties" does not define'],
+    [{ type: 'object', required: 'a' }, '#/required: must be an array, not a string'],
+    [
+      { type: 'object', properties: { 'a/b': { type: 'number', minimum: '1' } } },
+      '#/properties/a~1b/minimum: must be a number, not a string',
+    ],
+    [{ type: 'object', properties: { a: 3 } }, '#/properties/a: must be a schema: an object, or true/false'],
+    [{ type: 'strng' }, '#/type: must be one of object, array'],
+    [
+      { type: 'object', patternProperties: { '(': {} } },
+      '#/patternProperties/(: is not a valid regular expression',
+    ],
+    [{ type: 'string', pattern: '(' }, '#/pattern: is not a valid regular expression'],
     [{ type: 'object', properties: { a: { $ref: '#/$defs/A' } } }, 'Reference not found: #/$defs/A'],
     [{ $ref: 'https://example.com/a.json' }, 'External $ref is not supported'],
-  ])('refuses %j when the registry is built, naming the skill', (schema, what) => {
+  ])('refuses %j when the registry is built, naming the skill and the place', (schema, what) => {
     expect(() => new SkillRegistry([skill({ type: 'object' }, 'fine'), skill(schema, 'bad')])).toThrow(
       /^skill "bad": its input JSON Schema cannot be checked as written/,
     );

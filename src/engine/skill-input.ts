@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { kindOf } from '../zod-words.js';
+import { uncheckable } from './json-schema-check.js';
 import type { AnySkill, JsonSchema } from './skill.js';
 
 /**
@@ -18,7 +19,7 @@ const isZod = <I>(input: z.ZodType<I> | JsonSchema): input is z.ZodType<I> =>
 
 /**
  * The skill's input as {@link SkillInput}. A JSON Schema the server cannot check as written throws
- * an Error naming the skill and what is wrong, for the server to refuse to start with.
+ * an Error naming the skill and the place in the schema, for the server to refuse to start with.
  */
 export function skillInput(skill: AnySkill): SkillInput {
   const { input } = skill;
@@ -48,7 +49,8 @@ function withoutDialect(schema: { readonly [keyword: string]: unknown }): Record
  * gives, so the same words. A `default` is filled in as zod's `.default()` does: for a missing key,
  * the value as written (neither checked against the schema nor filled in further). Unless the
  * schema says `"additionalProperties": false`, keys it does not name are kept, as JSON Schema
- * allows them (zod's `z.object` would drop them). What zod cannot convert is refused.
+ * allows them (zod's `z.object` would drop them). What zod cannot check is refused before
+ * (engine/json-schema-check.ts).
  */
 function converted(id: string, input: JsonSchema): z.ZodType {
   const refuse = (what: string) => new Error(`skill "${id}": its input JSON Schema ${what}`);
@@ -56,6 +58,8 @@ function converted(id: string, input: JsonSchema): z.ZodType {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw refuse(`must be an object or true/false (or the input a zod schema), not ${kindOf(input)}`);
   }
+  const problem = uncheckable(input);
+  if (problem) throw refuse(`cannot be checked as written, at ${problem}`);
   try {
     // `#/definitions/...` refs resolve only in draft-07 mode, which zod picks from an exact `$schema`
     // alone; a schema that keeps its definitions there is read as draft-07 without one.

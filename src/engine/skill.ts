@@ -86,7 +86,7 @@ export interface Answer<T> {
 /**
  * A JSON Schema (draft 2020-12, or draft-07) for a skill's input, written without zod: a plain object,
  * or `true`. The registry checks it when it is built: one it cannot check as written is refused
- * there, naming the skill (engine/skill-input.ts). Callers' input
+ * there, naming the skill (engine/json-schema-check.ts lists what is not supported). Callers' input
  * is validated with the same words as a zod schema's, and `default`s are filled in. The skill's
  * `ctx.input` is `unknown` unless the skill names its type (`defineSkill<{ name: string }>({...})`),
  * which the schema must then guarantee.
