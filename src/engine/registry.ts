@@ -1,20 +1,28 @@
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import type { AnySkill } from './skill.js';
+import { type SkillInput, skillInput } from './skill-input.js';
 
 /** The skills this agent offers: how a caller's choice and input are checked. */
 export class SkillRegistry {
   readonly #skills = new Map<string, AnySkill>();
+  /** Each skill's input, zod or JSON Schema as written, in the one form the rest of the server reads. */
+  readonly #inputs = new Map<string, SkillInput>();
   /**
    * The skill that takes a message naming none (A2A text that starts with no skill's name), if the
    * operator chose one; without it such a message is refused, listing the skills.
    */
   readonly defaultSkill: string | undefined;
 
+  /**
+   * Throws an Error naming the skill when one is defined twice or its JSON Schema input cannot be
+   * checked as written (the server refuses to start with it).
+   */
   constructor(skills: readonly AnySkill[], defaultSkill?: string) {
     for (const s of skills) {
       if (this.#skills.has(s.id)) throw new Error(`skill "${s.id}" is defined twice`);
       this.#skills.set(s.id, s);
+      this.#inputs.set(s.id, skillInput(s));
     }
     if (defaultSkill !== undefined && !this.#skills.has(defaultSkill)) {
       throw new Error(
@@ -49,7 +57,7 @@ export class SkillRegistry {
 
   /** The skill's input, validated (defaults filled in); the error names the offending field. */
   parseInput(skill: AnySkill, raw: unknown): unknown {
-    const parsed = skill.input.safeParse(raw);
+    const parsed = this.#inputOf(skill).schema.safeParse(raw);
     if (parsed.success) return parsed.data;
     // A typo in a key explains the rest (a required field "missing"): say it first.
     const { issues } = parsed.error;
@@ -59,5 +67,16 @@ export class SkillRegistry {
       'invalid-params',
       `Invalid ${where} for skill "${skill.id}": ${issue?.message ?? 'invalid'}`,
     );
+  }
+
+  /** The skill's input as JSON Schema, to show callers: a JSON Schema input as its author wrote it. */
+  inputJsonSchema(skill: AnySkill): Record<string, unknown> {
+    return this.#inputOf(skill).jsonSchema();
+  }
+
+  #inputOf(skill: AnySkill): SkillInput {
+    const input = this.#inputs.get(skill.id);
+    if (!input) throw new Error(`skill "${skill.id}" is not one of this registry's`);
+    return input;
   }
 }

@@ -84,6 +84,24 @@ export interface Answer<T> {
 }
 
 /**
+ * A JSON Schema (draft 2020-12, or draft-07) for a skill's input, written without zod: a plain object,
+ * or `true`. The registry checks it when it is built: one it cannot check as written is refused
+ * there, naming the skill (engine/json-schema-check.ts lists what is not supported). Callers' input
+ * is validated with the same words as a zod schema's, and `default`s are filled in. The skill's
+ * `ctx.input` is `unknown` unless the skill names its type (`defineSkill<{ name: string }>({...})`),
+ * which the schema must then guarantee.
+ *
+ * @example
+ * input: {
+ *   type: 'object',
+ *   properties: { name: { type: 'string' }, formal: { type: 'boolean', default: false } },
+ *   required: ['name'],
+ *   additionalProperties: false,
+ * }
+ */
+export type JsonSchema = { readonly [keyword: string]: unknown } | boolean;
+
+/**
  * A skill: what the agent can do. Define one with {@link defineSkill}.
  *
  * @example
@@ -99,8 +117,11 @@ export interface Skill<I = unknown> {
   description: string;
   tags?: string[];
   examples?: string[];
-  /** Validates the input a caller gives (as /v1/jobs `input`, an A2A `{"skill", "input"}` data part...). */
-  input: z.ZodType<I>;
+  /**
+   * Validates the input a caller gives (as /v1/jobs `input`, an A2A `{"skill", "input"}` data part...):
+   * a zod schema, or a {@link JsonSchema} for authors who do not use zod.
+   */
+  input: z.ZodType<I> | JsonSchema;
   /**
    * Builds the input from words ("export 500 rows as ndjson"): how a caller that sends plain text
    * (an A2A message with no data part) is understood. Default: `{}`, the schema's defaults.

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { CallerPolicy } from '../../engine/grant.js';
 import type { SkillRegistry } from '../../engine/registry.js';
 import type { AnySkill } from '../../engine/skill.js';
@@ -11,21 +10,13 @@ export interface Tool {
   execution: { taskSupport: 'optional' };
 }
 
-const schemas = new WeakMap<AnySkill, Record<string, unknown>>();
-
 /**
- * The skill's input schema as JSON Schema (zod 4's generator; strict objects say
- * additionalProperties: false). MCP wants an object schema: anything else is taken as `{input}`.
- * Built once per skill.
+ * The skill's input schema (the author's JSON Schema, or zod's rendering of a zod one). MCP wants
+ * an object schema: anything else is taken as `{input}`.
  */
-function inputSchemaOf(skill: AnySkill): Record<string, unknown> {
-  let schema = schemas.get(skill);
-  if (!schema) {
-    const { $schema: _, ...generated } = z.toJSONSchema(skill.input, { io: 'input', unrepresentable: 'any' });
-    schema = generated.type === 'object' ? generated : { type: 'object' };
-    schemas.set(skill, schema);
-  }
-  return schema;
+function inputSchemaOf(skills: SkillRegistry, skill: AnySkill): Record<string, unknown> {
+  const schema = skills.inputJsonSchema(skill);
+  return schema.type === 'object' ? schema : { type: 'object' };
 }
 
 /** Every skill the caller may use, as an MCP tool (name: the skill's id). */
@@ -37,7 +28,7 @@ export function toolsFor(skills: SkillRegistry, policy: CallerPolicy): Tool[] {
       name: s.id,
       ...(s.name ? { title: s.name } : {}),
       description: s.description,
-      inputSchema: inputSchemaOf(s),
+      inputSchema: inputSchemaOf(skills, s),
       // 2025-11-25: the tool may be called as a task (a handle at once) or plainly (held open to the end).
       execution: { taskSupport: 'optional' },
     }));
