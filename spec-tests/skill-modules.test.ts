@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { skillMessage, V1 } from './a2a.js';
+import { HANDLE, skillMessage, V1 } from './a2a.js';
 import { type Agent, launch, runCli } from './harness.js';
 
 /** The package's entry and zod, as a module written outside the repository imports them. */
@@ -72,7 +72,9 @@ describe('skill modules (serve --skills, SKILLS)', () => {
   });
 
   it("shows a module's skills on the agent card and as MCP tools, as built-in ones", async () => {
-    const card = await (await fetch(`${agent.url}/.well-known/agent-card.json`)).json();
+    const card = (await (await fetch(`${agent.url}/.well-known/agent-card.json`)).json()) as {
+      skills: { id: string; description: string }[];
+    };
     expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'report', 'ping']);
     expect(card.skills[1]).toMatchObject({ id: 'report', description: 'Builds the report of a month' });
     const client = new Client({ name: 'skill-modules-test', version: '1.0.0' });
@@ -87,9 +89,13 @@ describe('skill modules (serve --skills, SKILLS)', () => {
     const refused = await agent.rpc('SendMessage', { message: skillMessage('report', { month: 'May' }) }, V1);
     expect(refused.body.error.code).toBe(-32602);
     expect(refused.body.error.message).toContain('input.month');
-    const sent = await agent.rpc('SendMessage', { message: skillMessage('report', { month: '1999-01' }) }, V1);
+    const sent = await agent.rpc(
+      'SendMessage',
+      { message: skillMessage('report', { month: '1999-01' }) },
+      V1,
+    );
     const task = sent.body.result.task;
-    expect(task.metadata?.['taskhandle.handle']?.pollIntervalMs ?? 700).toBe(700);
+    expect(task.metadata[HANDLE]).toMatchObject({ pollIntervalMs: 700, ttlMs: 3_600_000 });
     const done = await agent.waitForState(task.id, 'TASK_STATE_COMPLETED');
     expect(done.status.message.parts[0].text).toBe('Report for 1999-01 (attempt 2)');
     expect(done.artifacts[0].parts[0].text).toBe('month,total\n1999-01,3\n');
@@ -165,10 +171,16 @@ describe('skill modules that cannot be served stop the start', () => {
       "export const ping = { id: 'ping', description: 'Another', input: {}, pollIntervalMs: 1000, ttlMs: 60000, onInterrupt: 'rerun', run: async () => undefined };\n",
     );
     // The same skill object reached through two modules is one skill, not a clash.
-    const same = await runCli(['serve', '--skills', `${PING},${again}`], { PORT: '0' }).catch(() => undefined);
-    expect(same?.stderr ?? '').not.toContain('defined twice');
+    const same = await launch({ env: { SKILLS: `${PING},${again}` } });
+    const line = same.logs.find((l) => l.msg === 'taskhandle listening');
+    await same.stop();
+    expect(((line?.skills ?? []) as { id: string }[]).filter((s) => s.id === 'ping')).toEqual([
+      { id: 'ping', from: PING },
+    ]);
     const across = await refusal({ SKILLS: `${PING},${other}` });
-    expect(across).toContain(`skill "ping" is defined twice: by ${PING} (export "default") and by ${other} (export "ping")`);
+    expect(across).toContain(
+      `skill "ping" is defined twice: by ${PING} (export "default") and by ${other} (export "ping")`,
+    );
   });
 
   it('BUILTIN_SKILLS naming no built-in', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SkillRegistry } from '../src/engine/registry.js';
 import { type AnySkill, defineSkill, type JsonSchema } from '../src/engine/skill.js';
 import { toolsFor } from '../src/faces/mcp/tools.js';
-import { installZodWords } from '../src/zod-words.js';
+import { installZodWords } from '../src/words/zod-words.js';
 
 // As the server does at start: the words callers read.
 installZodWords();

@@ -1,3 +1,4 @@
+import { zodWords } from '../words/zod-words.js';
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import type { AnySkill } from './skill.js';
@@ -57,7 +58,8 @@ export class SkillRegistry {
 
   /** The skill's input, validated (defaults filled in); the error names the offending field. */
   parseInput(skill: AnySkill, raw: unknown): unknown {
-    const parsed = this.#inputOf(skill).schema.safeParse(raw);
+    // The words given per parse: the schema may come from the author's own copy of zod.
+    const parsed = this.#inputOf(skill).schema.safeParse(raw, { error: zodWords });
     if (parsed.success) return parsed.data;
     // A typo in a key explains the rest (a required field "missing"): say it first.
     const { issues } = parsed.error;

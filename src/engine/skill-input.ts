@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { kindOf } from '../zod-words.js';
+import { kindOf } from '../words/zod-words.js';
 import { uncheckable } from './json-schema-check.js';
 import type { AnySkill, JsonSchema } from './skill.js';
 

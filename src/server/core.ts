@@ -62,7 +62,7 @@ export async function buildCore(
     const ids = skillList.map((s) => s.id).join(', ');
     throw new ConfigError(`${config.given('DEFAULT_SKILL')}: not a skill of this server (${ids})`);
   }
-  const skills = new SkillRegistry(skillList, config.DEFAULT_SKILL);
+  const skills = registryOf(skillList, config);
   const extendedSkills = new Set(
     config.EXTENDED_SKILLS.split(',')
       .map((s) => s.trim())
@@ -160,6 +160,15 @@ export async function buildCore(
     setBaseUrl,
     baseUrl: () => baseUrl,
   };
+}
+
+/** The registry of the offered skills; a skill it cannot take (its JSON Schema input) stops the start. */
+function registryOf(skills: readonly AnySkill[], config: Config): SkillRegistry {
+  try {
+    return new SkillRegistry(skills, config.DEFAULT_SKILL);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** Whether the settings turn metrics on: a bearer token for /metrics, or a listener of their own. */

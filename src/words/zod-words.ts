@@ -23,17 +23,21 @@ export const expectedKind = (expected: string): string => KIND[expected] ?? expe
  * zod's default wording of a wrong type names JS types ("Invalid input: expected string, received
  * undefined"), which callers of every face read (skill inputs, job bodies, params). Said instead as
  * a person would: "is required", "must be a string, not a number". Other issues keep zod's words.
- * Installed once at start; zod's config is global to the process.
+ */
+export const zodWords = (issue: z.core.$ZodRawIssue): string | undefined => {
+  if (issue.code === 'unrecognized_keys') return unknownKeys(issue.keys, issue.inst);
+  if (issue.code !== 'invalid_type') return undefined;
+  if (issue.input === undefined) return 'is required';
+  return `must be ${expectedKind(issue.expected)}, not ${kindOf(issue.input)}`;
+};
+
+/**
+ * {@link zodWords} for every parse of this process's zod, installed once at start (zod's config is
+ * global). A skill's input made with another copy of zod (the user's own) gets them per parse
+ * (engine/registry.ts).
  */
 export function installZodWords(): void {
-  z.config({
-    customError: (issue) => {
-      if (issue.code === 'unrecognized_keys') return unknownKeys(issue.keys, issue.inst);
-      if (issue.code !== 'invalid_type') return undefined;
-      if (issue.input === undefined) return 'is required';
-      return `must be ${expectedKind(issue.expected)}, not ${kindOf(issue.input)}`;
-    },
-  });
+  z.config({ customError: zodWords });
 }
 
 /** "unknown key "row" (did you mean "rows"?); known keys: rows, format": a typo must not pass unseen. */
