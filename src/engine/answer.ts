@@ -1,5 +1,5 @@
 import { answerTook, traceAnswer } from '../telemetry/task-spans.js';
-import { type Core, notFound, refuseManyParts } from './core.js';
+import { type EngineContext, notFound, refuseManyParts } from './context.js';
 import { EngineError } from './errors.js';
 import { type AnswerReceipt, type CallerPolicy, type Grant, grantOf, receiptOf } from './grant.js';
 import { refuseOverfullHistory } from './limits.js';
@@ -38,11 +38,11 @@ const RETRIES = 3;
  * Delivers a message to a task. An answer to an interrupted task queues it to run again; a message
  * to an active task is recorded in its history and never starts a second execution.
  */
-export function answer(core: Core, a: Answer): Promise<Answered> {
+export function answer(core: EngineContext, a: Answer): Promise<Answered> {
   return traceAnswer(a.taskId, () => deliver(core, a));
 }
 
-async function deliver(core: Core, a: Answer): Promise<Answered> {
+async function deliver(core: EngineContext, a: Answer): Promise<Answered> {
   const { journal } = core;
   const { owner, taskId, policy = {} } = a;
   refuseManyParts(a.message, core.limits);
@@ -109,7 +109,12 @@ async function deliver(core: Core, a: Answer): Promise<Answered> {
  * Refuses a message the task's history has no room for. The counts are the owner's: an approver
  * is told that the answer does not fit, not the numbers.
  */
-async function refuseFull(core: Core, record: TaskRecord, message: Message, grant: Grant): Promise<void> {
+async function refuseFull(
+  core: EngineContext,
+  record: TaskRecord,
+  message: Message,
+  grant: Grant,
+): Promise<void> {
   const { store, now } = core.journal;
   const found = await store.getTaskWithLog(record.id, now(), record.owner);
   if (!found) throw notFound(record.id);

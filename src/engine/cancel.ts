@@ -1,4 +1,4 @@
-import { agentText, type Core } from './core.js';
+import { agentText, type EngineContext } from './context.js';
 import { EngineError } from './errors.js';
 import { get, record } from './reads.js';
 import { waitUntil } from './streams.js';
@@ -9,7 +9,7 @@ import { isTerminal, type TaskView } from './task.js';
  * signal aborted; the job gets `cancelGraceMs` to stop, then the task is marked canceled whatever
  * the job does (its later writes are refused by the state guard).
  */
-export async function cancel(core: Core, owner: string, id: string): Promise<TaskView> {
+export async function cancel(core: EngineContext, owner: string, id: string): Promise<TaskView> {
   const { journal } = core;
   for (;;) {
     const found = await record(core, owner, id);
@@ -55,7 +55,7 @@ export async function cancel(core: Core, owner: string, id: string): Promise<Tas
  * Fails the tasks whose wait for input passed its deadline (the runner calls this on its timer).
  * Guarded like any transition: an answer that came first wins.
  */
-export async function failOverdueInputs(core: Core, limit: number): Promise<number> {
+export async function failOverdueInputs(core: EngineContext, limit: number): Promise<number> {
   const { journal } = core;
   const overdue = await journal.store.overdueInputs(journal.now(), limit);
   for (const r of overdue) {

@@ -3,7 +3,7 @@ import { type Answer, type Answered, answer } from './answer.js';
 import type { ArtifactFile } from './artifact-reader.js';
 import type { ArtifactLink } from './artifacts.js';
 import { cancel, failOverdueInputs } from './cancel.js';
-import type { Core, Priorities } from './core.js';
+import type { EngineContext, Priorities } from './context.js';
 import type { LoggedEvent } from './events.js';
 import type { ClaimPolicy } from './fair-share.js';
 import { uuidv7 } from './ids.js';
@@ -84,7 +84,7 @@ export interface EngineOptions {
  *   await engine.answer({ owner, taskId, message });             // answer a task that waits
  */
 export class Engine {
-  readonly #core: Core;
+  readonly #core: EngineContext;
   readonly #operators: ReadonlySet<string>;
 
   constructor(options: EngineOptions) {

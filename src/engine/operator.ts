@@ -1,7 +1,7 @@
 import { ACTIVITY_TASKS, type ActivitySeries, summarize } from './activity.js';
 import type { ArtifactFile } from './artifact-reader.js';
 import { cancel } from './cancel.js';
-import { type Core, notFound, storeRefusals } from './core.js';
+import { type EngineContext, notFound, storeRefusals } from './context.js';
 import { EngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import type { DeliveryAttempt, OperatorFilter, OperatorPage, OutboxEntry } from './operator-port.js';
@@ -60,7 +60,7 @@ export interface OperatorTask {
 
 /** Every owner's tasks, newest first, a keyset page at a time. */
 export async function operatorList(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
   f: OperatorListFilter,
 ): Promise<OperatorPage> {
@@ -76,11 +76,14 @@ export async function operatorList(
  */
 export const COUNTS_FRESH_MS = 5000;
 
-const counted = new WeakMap<Core, { at: number; counts: Promise<Partial<Record<TaskState, number>>> }>();
+const counted = new WeakMap<
+  EngineContext,
+  { at: number; counts: Promise<Partial<Record<TaskState, number>>> }
+>();
 
 /** Tasks per state, at most {@link COUNTS_FRESH_MS} old. */
 export async function operatorCounts(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
 ): Promise<Partial<Record<TaskState, number>>> {
   check(grant);
@@ -95,7 +98,11 @@ export async function operatorCounts(
 }
 
 /** Any owner's task (one indexed read decides it exists), then its log and deliveries. */
-export async function operatorTask(core: Core, grant: OperatorGrant, id: string): Promise<OperatorTask> {
+export async function operatorTask(
+  core: EngineContext,
+  grant: OperatorGrant,
+  id: string,
+): Promise<OperatorTask> {
   check(grant);
   const { store, now } = core.journal;
   const record = await store.getTask(id, now());
@@ -118,7 +125,7 @@ export async function operatorTask(core: Core, grant: OperatorGrant, id: string)
 }
 
 /** The owner of any task, decided by one indexed read (missing: not found). */
-async function ownerOf(core: Core, id: string): Promise<string> {
+async function ownerOf(core: EngineContext, id: string): Promise<string> {
   const { store, now } = core.journal;
   const record = await store.getTask(id, now());
   if (!record) throw notFound(id);
@@ -126,14 +133,18 @@ async function ownerOf(core: Core, id: string): Promise<string> {
 }
 
 /** Cancels any owner's task, as its owner would (same transitions, same grace for a running job). */
-export async function operatorCancel(core: Core, grant: OperatorGrant, id: string): Promise<TaskView> {
+export async function operatorCancel(
+  core: EngineContext,
+  grant: OperatorGrant,
+  id: string,
+): Promise<TaskView> {
   check(grant);
   return cancel(core, await ownerOf(core, id), id);
 }
 
 /** One artifact of any owner's task, streamed a piece at a time. */
 export async function operatorArtifact(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
   id: string,
   artifactId: string,
@@ -144,7 +155,7 @@ export async function operatorArtifact(
 
 /** Queues a dead letter again, due now; the dispatcher hears of it at once. Gives the task's owner. */
 export async function operatorRedeliver(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
   key: NotificationKey,
 ): Promise<{ owner: string }> {
@@ -163,7 +174,7 @@ export async function operatorRedeliver(
 
 /** The last `windowMs` of activity per minute, from the store's rows of that window. */
 export async function operatorActivity(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
   windowMs: number,
 ): Promise<ActivitySeries> {
@@ -175,7 +186,7 @@ export async function operatorActivity(
 
 /** Any owner's task as a stream (its state, then each event), as its owner would follow it. */
 export async function* operatorStream(
-  core: Core,
+  core: EngineContext,
   grant: OperatorGrant,
   id: string,
   options: StreamOptions,

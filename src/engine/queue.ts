@@ -1,4 +1,4 @@
-import type { Core } from './core.js';
+import type { EngineContext } from './context.js';
 import type { ClaimPolicy } from './fair-share.js';
 import type { QueueCounts, QueuedStamp, TaskStamp } from './store-port.js';
 import type { QueueStanding, TaskRecord } from './task.js';
@@ -22,7 +22,7 @@ const stampKey = (t: { lastSeq: number; updatedAt: number }) => `${t.lastSeq}:${
  * what it waits for, and a poll interval that grows with the wait (a far-back task is not polled
  * every second). Other states as stored.
  */
-export async function withStanding(core: Core, record: TaskRecord): Promise<TaskRecord> {
+export async function withStanding(core: EngineContext, record: TaskRecord): Promise<TaskRecord> {
   if (record.state !== 'submitted') return record;
   const now = core.journal.now();
   const counts = await countsOf(core, record, record, now);
@@ -34,7 +34,7 @@ export async function withStanding(core: Core, record: TaskRecord): Promise<Task
  * unless this task's were counted in the last second.
  */
 export async function stampWithStanding(
-  core: Core,
+  core: EngineContext,
   owner: string,
   id: string,
 ): Promise<(TaskStamp & { queue?: QueueStanding }) | undefined> {
@@ -52,7 +52,7 @@ export async function stampWithStanding(
 
 /** The counts of a queued task: as just read (then kept), as kept, or read now. */
 async function countsOf(
-  core: Core,
+  core: EngineContext,
   task: Pick<TaskRecord, 'id' | 'owner' | 'lastSeq' | 'updatedAt'>,
   queued: QueuedStamp,
   now: number,

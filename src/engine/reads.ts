@@ -1,6 +1,6 @@
 import { type ArtifactFile, artifactFile as fileOf, withContent as readContent } from './artifact-reader.js';
 import { foldArtifacts } from './artifacts.js';
-import { type Core, notFound, storeRefusals } from './core.js';
+import { type EngineContext, notFound, storeRefusals } from './context.js';
 import { EngineError, isEngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import { LIST_PAGE_BYTES, viewBytes } from './limits.js';
@@ -21,7 +21,7 @@ export interface ListOptions {
 }
 
 /** The caller's task record alone (one indexed read, no log): its state, handle and owner's data. */
-export async function record(core: Core, owner: string, id: string): Promise<TaskRecord> {
+export async function record(core: EngineContext, owner: string, id: string): Promise<TaskRecord> {
   const { store, now } = core.journal;
   const found = await store.getTask(id, now());
   if (!found || found.owner !== owner) throw notFound(id);
@@ -29,7 +29,12 @@ export async function record(core: Core, owner: string, id: string): Promise<Tas
 }
 
 /** The caller's task as a view (record, history, artifacts). */
-export async function get(core: Core, owner: string, id: string, historyLength?: number): Promise<TaskView> {
+export async function get(
+  core: EngineContext,
+  owner: string,
+  id: string,
+  historyLength?: number,
+): Promise<TaskView> {
   const { store, now } = core.journal;
   // Ownership is part of the read: another owner's task costs and answers what a missing id does.
   const found = await store.getTaskWithLog(id, now(), owner);
@@ -38,7 +43,7 @@ export async function get(core: Core, owner: string, id: string, historyLength?:
 }
 
 /** A key that changes whenever the task's view may have changed (see {@link viewVersion}). */
-export async function version(core: Core, owner: string, id: string): Promise<string> {
+export async function version(core: EngineContext, owner: string, id: string): Promise<string> {
   // A queued task's standing changes as others run: its version says where it stands too.
   const stamp = await stampWithStanding(core, owner, id);
   if (!stamp || stamp.owner !== owner) throw notFound(id);
@@ -58,7 +63,7 @@ export const viewVersion = (r: {
 
 /** A page of the caller's tasks, newest first; pages past LIST_PAGE_BYTES of histories end early. */
 export async function list(
-  core: Core,
+  core: EngineContext,
   owner: string,
   o: ListOptions,
 ): Promise<{ views: TaskView[]; page: ListPage }> {
@@ -97,7 +102,7 @@ export async function list(
 
 /** One of the caller's artifacts as a file, read from the store a piece at a time. */
 export async function artifactFile(
-  core: Core,
+  core: EngineContext,
   owner: string,
   id: string,
   artifactId: string,
@@ -118,7 +123,7 @@ const contents = new WeakMap<LoggedEvent, Promise<LoggedEvent>>();
  * read back (once per entry, however many subscribers stream it: the hub hands each of them the
  * same entry object).
  */
-export function withContent(core: Core, entry: LoggedEvent): Promise<LoggedEvent> {
+export function withContent(core: EngineContext, entry: LoggedEvent): Promise<LoggedEvent> {
   let read = contents.get(entry);
   if (!read) {
     read = readContent(core.journal.store, entry, (artifactId) => core.artifactUrl(entry.taskId, artifactId));
@@ -129,7 +134,7 @@ export function withContent(core: Core, entry: LoggedEvent): Promise<LoggedEvent
 
 /** Tasks waiting for an answer from this caller: its own, or those naming it as approver. */
 export function waitingFor(
-  core: Core,
+  core: EngineContext,
   owner: string,
   approverName: string | undefined,
   limit: number,

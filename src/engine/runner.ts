@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { runEnded, traceRun } from '../telemetry/task-spans.js';
 import { partBytes } from './artifacts.js';
-import { agentText } from './core.js';
+import { agentText } from './context.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { ClaimPolicy } from './fair-share.js';

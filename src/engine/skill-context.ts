@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { partBytes, toBlobPart } from './artifacts.js';
-import { agentText } from './core.js';
+import { agentText } from './context.js';
 import { JobError } from './errors.js';
 import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
 import type { Journal } from './journal.js';

@@ -1,4 +1,4 @@
-import { type Core, notFound } from './core.js';
+import { type EngineContext, notFound } from './context.js';
 import { EngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import { get, record } from './reads.js';
@@ -38,7 +38,7 @@ const READ_BATCH = 500;
  * follows it through its answer. With `afterSeq`, replays what followed that event instead.
  */
 export async function* stream(
-  core: Core,
+  core: EngineContext,
   owner: string,
   id: string,
   o: StreamOptions,
@@ -89,7 +89,7 @@ export async function* stream(
 
 /** The stream's first item: the task as it stands. */
 async function snapshot(
-  core: Core,
+  core: EngineContext,
   owner: string,
   id: string,
   requireActive: boolean | undefined,
@@ -106,7 +106,7 @@ async function snapshot(
  * then stands. Never throws on timeout: a blocking send returns the task as it is.
  */
 export async function waitUntil(
-  core: Core,
+  core: EngineContext,
   id: string,
   done: (state: TaskState) => boolean,
   timeoutMs: number,

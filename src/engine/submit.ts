@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ATTR, activeCarrier, inSpan, type Span } from '../telemetry/tracing.js';
-import { type Core, type Priorities, refuseManyParts, storeRefusals } from './core.js';
+import { type EngineContext, type Priorities, refuseManyParts, storeRefusals } from './context.js';
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import { type NewPushConfig, pushConfigFor } from './push-configs.js';
@@ -49,11 +49,11 @@ export interface Submitted {
  * Creates the task a caller asked for and queues it; see {@link Submission}. Traced as `create_task`,
  * whose context the task keeps: its job runs start traces of their own that link back to it.
  */
-export function submit(core: Core, s: Submission): Promise<Submitted> {
+export function submit(core: EngineContext, s: Submission): Promise<Submitted> {
   return inSpan('create_task', { attributes: { [ATTR.skill]: s.skill } }, (span) => create(core, s, span));
 }
 
-async function create(core: Core, s: Submission, span: Span): Promise<Submitted> {
+async function create(core: EngineContext, s: Submission, span: Span): Promise<Submitted> {
   const { journal } = core;
   if (s.message) refuseManyParts(s.message, core.limits);
   const priority = priorityOf(s.priority, core.priorities);

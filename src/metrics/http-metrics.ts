@@ -4,7 +4,7 @@ import type { Refusal } from '../faces/http/admission.js';
 import { isStream, openStreams } from '../faces/http/open-streams.js';
 import { PlainCount, PlainHistogram, plainCounter, plainHistogram } from './plain-series.js';
 
-/** Where each face is served (server/http.ts FACE_PATHS), to name a request's face by its path. */
+/** Where each face is served (server/face-paths.ts, given by the composition root), to name a request's face by its path. */
 export interface FacePrefixes {
   a2aRest: string;
   jobs: string;

@@ -1,11 +1,8 @@
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { isLoopback } from '../auth/open.js';
 import { type Config, ConfigError } from '../config/settings.js';
-import { REST_PATH } from '../faces/a2a/agent-card.js';
-import { INBOX_PATH } from '../faces/inbox/router.js';
-import { MCP_PATH } from '../faces/mcp/router.js';
 import { EngineMetrics } from './engine-metrics.js';
-import { HttpMetrics } from './http-metrics.js';
+import { type FacePrefixes, HttpMetrics } from './http-metrics.js';
 import { PushMetrics } from './push-metrics.js';
 import { type StoreGaugeSources, storeGauges } from './store-gauges.js';
 
@@ -26,8 +23,9 @@ export interface Metrics {
 /**
  * The metrics the settings turn on (METRICS_TOKEN, METRICS_PORT). A listener on an address other
  * machines reach must ask for a token: counts by skill and state are the operator's business.
+ * `faces`: where the composition root mounts the faces, to name a request's face by its path.
  */
-export function openMetrics(config: Config): Metrics {
+export function openMetrics(config: Config, faces: FacePrefixes): Metrics {
   if (config.METRICS_PORT !== undefined && config.METRICS_TOKEN === undefined && !isLoopback(config.HOST))
     throw new ConfigError(
       `METRICS_PORT=${config.METRICS_PORT}: HOST=${config.HOST} is reachable from other machines; set METRICS_TOKEN (Prometheus sends it as a bearer token, docs/metrics.md) or serve on a loopback HOST`,
@@ -47,12 +45,7 @@ export function openMetrics(config: Config): Metrics {
     registry,
     engine: new EngineMetrics(registry, refusals),
     push: new PushMetrics(registry),
-    http: new HttpMetrics(registry, refusals, {
-      a2aRest: REST_PATH,
-      jobs: '/v1/',
-      inbox: INBOX_PATH,
-      mcp: MCP_PATH,
-    }),
+    http: new HttpMetrics(registry, refusals, faces),
     watch: (sources) => storeGauges(registry, sources),
   };
 }

@@ -13,7 +13,7 @@ import { PushDispatcher } from '../push/dispatcher.js';
 import { SigningKeys } from '../push/signing-keys.js';
 import { setAgentName } from '../telemetry/tracing.js';
 import { installZodWords } from '../words/zod-words.js';
-import { buildCore, type Core } from './core.js';
+import { type Backend, buildBackend } from './backend.js';
 import { buildHttp, type HttpSide } from './http.js';
 import { listeningLine } from './listening.js';
 import { offeredSkills } from './skills.js';
@@ -92,9 +92,9 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
     );
   const logger = userLogger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   const offered = await offeredSkills(config, given);
-  const core = await buildCore(config, offered, logger, { mounted: !listen });
-  const { store } = core;
-  const http = buildHttp(core, config, logger);
+  const backend = await buildBackend(config, offered, logger, { mounted: !listen });
+  const { store } = backend;
+  const http = buildHttp(backend, config, logger);
   const port = listen
     ? await listenOn(http.server, config).catch(async (err: Error) => {
         await store.close();
@@ -102,8 +102,8 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
       })
     : undefined;
   const url = config.PUBLIC_URL ?? `http://${bracketed(config.HOST)}:${port}`;
-  core.setBaseUrl(url);
-  const grpc = await startGrpcSide(config, http, core.admit, logger).catch(async (err: Error) => {
+  backend.setBaseUrl(url);
+  const grpc = await startGrpcSide(config, http, backend.admit, logger).catch(async (err: Error) => {
     http.server.close();
     await store.close();
     throw err;
@@ -113,11 +113,11 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
   const card = publishCard(
     config.AGENT_CARD_FILE,
     url,
-    core.skills.all(),
+    backend.skills.all(),
     {
       apiKeys: config.API_KEYS_FILE !== undefined,
       jwt: config.JWT_ISSUER !== undefined,
-      extendedSkills: core.extendedSkills,
+      extendedSkills: backend.extendedSkills,
     },
     grpcFace?.address,
   );
@@ -138,18 +138,18 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
       .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
   }, KEYS_RELOAD_MS);
   keysReload.unref();
-  const dispatcher = pushDispatcher(core, config, signing, logger);
-  core.journal.onPushQueued(() => dispatcher.nudge());
-  core.runner.start();
-  core.sweeper.start();
+  const dispatcher = pushDispatcher(backend, config, signing, logger);
+  backend.journal.onPushQueued(() => dispatcher.nudge());
+  backend.runner.start();
+  backend.sweeper.start();
   dispatcher.start();
-  const line = listeningLine(core, config, url, grpcFace, listen);
+  const line = listeningLine(backend, config, url, grpcFace, listen);
   logger.info(line.fields, line.message);
-  const metrics = await startMetricsSide(core, config, logger).catch(async (err: Error) => {
-    await orderedStop({ core, http, grpc, dispatcher, keysReload }, config, logger)();
+  const metrics = await startMetricsSide(backend, config, logger).catch(async (err: Error) => {
+    await orderedStop({ backend, http, grpc, dispatcher, keysReload }, config, logger)();
     throw err;
   });
-  const close = orderedStop({ core, http, grpc, dispatcher, keysReload, metrics }, config, logger);
+  const close = orderedStop({ backend, http, grpc, dispatcher, keysReload, metrics }, config, logger);
   return {
     url,
     port,
@@ -163,14 +163,14 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
 const bracketed = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 /** Webhook delivery over the store's outbox, signed with the agent's keys. */
-function pushDispatcher(core: Core, config: Config, keys: SigningKeys, logger: Logger): PushDispatcher {
+function pushDispatcher(backend: Backend, config: Config, keys: SigningKeys, logger: Logger): PushDispatcher {
   return new PushDispatcher({
-    store: core.store,
+    store: backend.store,
     keys,
     render: renderNotification,
-    artifactUrl: core.engine.artifactUrl,
+    artifactUrl: backend.engine.artifactUrl,
     policy: config.pushPolicy,
-    secrets: core.secrets,
+    secrets: backend.secrets,
     timeoutMs: config.PUSH_TIMEOUT_MS,
     maxAgeMs: config.PUSH_MAX_AGE_MS,
     retryBaseMs: config.PUSH_RETRY_MS,
@@ -178,9 +178,9 @@ function pushDispatcher(core: Core, config: Config, keys: SigningKeys, logger: L
     dnsMaxAttempts: config.PUSH_DNS_MAX_ATTEMPTS,
     concurrency: config.PUSH_CONCURRENCY,
     pollMs: config.PUSH_POLL_MS,
-    clock: core.engine.now,
+    clock: backend.engine.now,
     logger,
-    observer: core.metrics?.push,
+    observer: backend.metrics?.push,
   });
 }
 
@@ -191,7 +191,7 @@ function pushDispatcher(core: Core, config: Config, keys: SigningKeys, logger: L
 async function startGrpcSide(
   config: Config,
   http: HttpSide,
-  admit: Core['admit'],
+  admit: Backend['admit'],
   logger: Logger,
 ): Promise<GrpcSide | undefined> {
   if (config.GRPC_PORT === undefined) return undefined;
@@ -211,9 +211,13 @@ async function startGrpcSide(
 }
 
 /** The metrics' own listener on METRICS_PORT, when it is set; logs where it serves. */
-async function startMetricsSide(core: Core, config: Config, logger: Logger): Promise<Server | undefined> {
-  if (!core.metrics || config.METRICS_PORT === undefined) return undefined;
-  const serve = metricsEndpoint(core.metrics.registry, config.METRICS_TOKEN, logger);
+async function startMetricsSide(
+  backend: Backend,
+  config: Config,
+  logger: Logger,
+): Promise<Server | undefined> {
+  if (!backend.metrics || config.METRICS_PORT === undefined) return undefined;
+  const serve = metricsEndpoint(backend.metrics.registry, config.METRICS_TOKEN, logger);
   const { server, port } = await listenMetrics(serve, config.HOST, config.METRICS_PORT);
   const url = `http://${bracketed(config.HOST)}:${port}/metrics`;
   logger.info({ metrics: { url, token: config.METRICS_TOKEN !== undefined } }, `metrics served at ${url}`);

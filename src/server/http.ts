@@ -28,20 +28,10 @@ import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
 import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import { traceRequest } from '../telemetry/http-spans.js';
-import type { Core } from './core.js';
+import type { Backend } from './backend.js';
+import { FACE_PATHS } from './face-paths.js';
 
-/** Where each face is served, as the `listening` log line shows it. */
-export const FACE_PATHS = {
-  a2aJsonRpc: '/',
-  a2aRest: REST_PATH,
-  jobs: '/v1/jobs',
-  inbox: INBOX_PATH,
-  console: CONSOLE_PATH,
-  mcp: MCP_PATH,
-  agentCard: '/.well-known/agent-card.json',
-} as const;
-
-/** The HTTP side over the core: every face mounted on one Node server, not yet listening. */
+/** The HTTP side over the backend: every face mounted on one Node server, not yet listening. */
 export interface HttpSide {
   server: Server;
   /** Every face as one request listener: what `server` serves, and what an app of the user's mounts. */
@@ -56,8 +46,8 @@ export interface HttpSide {
   handler: A2ARequestHandler;
 }
 
-export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide {
-  const { engine, store, admit } = core;
+export function buildHttp(backend: Backend, config: Config, logger: Logger): HttpSide {
+  const { engine, store, admit } = backend;
   let card: PublishedCard | undefined;
   let keys: SigningKeys | undefined;
   const currentCard = () => {
@@ -88,7 +78,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
     audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     pushPolicy: config.pushPolicy,
-    secrets: core.secrets,
+    secrets: backend.secrets,
     logger,
   });
   const shutdown = new AbortController();
@@ -130,8 +120,8 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
     }
   });
   // With a token, the metrics are served here too (docs/metrics.md); else only on METRICS_PORT, if set.
-  if (core.metrics && config.METRICS_TOKEN !== undefined)
-    app.all(METRICS_PATH, metricsEndpoint(core.metrics.registry, config.METRICS_TOKEN, logger));
+  if (backend.metrics && config.METRICS_TOKEN !== undefined)
+    app.all(METRICS_PATH, metricsEndpoint(backend.metrics.registry, config.METRICS_TOKEN, logger));
   app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
   // The approvals inbox: a page for people, answering through the same engine and credentials.
   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
@@ -143,10 +133,11 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   const version = () => currentCard().sdk.version;
   const issuer = config.JWT_ISSUER;
   if (issuer !== undefined) {
-    const metadata = serveProtectedResource({ baseUrl: core.baseUrl, issuer });
+    const metadata = serveProtectedResource({ baseUrl: backend.baseUrl, issuer });
     app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], metadata);
   }
-  const resourceMetadataUrl = () => (issuer === undefined ? undefined : protectedResourceUrl(core.baseUrl()));
+  const resourceMetadataUrl = () =>
+    issuer === undefined ? undefined : protectedResourceUrl(backend.baseUrl());
   app.use(
     MCP_PATH,
     mcpRouter({
@@ -155,7 +146,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
       audit,
       version,
       resourceMetadataUrl,
-      baseUrl: core.baseUrl,
+      baseUrl: backend.baseUrl,
       allowedOrigins: new Set(
         config.MCP_ALLOWED_ORIGINS.split(',')
           .map((o) => o.trim())
@@ -181,7 +172,7 @@ export function buildHttp(core: Core, config: Config, logger: Logger): HttpSide 
   });
 
   const inFlight = new InFlight();
-  const requests = core.metrics?.http;
+  const requests = backend.metrics?.http;
   // Request spans are named by the face a request reached (docs/tracing.md).
   const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
   const listener = (req: IncomingMessage, res: ServerResponse) =>

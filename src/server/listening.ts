@@ -1,22 +1,22 @@
 import type { Config } from '../config/settings.js';
-import type { Core } from './core.js';
-import { FACE_PATHS } from './http.js';
+import type { Backend } from './backend.js';
+import { FACE_PATHS } from './face-paths.js';
 
 /**
  * The `taskhandle listening` log line: where the server answers, who may call it, where its tasks
  * are kept and which faces it serves, so that a look at the log tells a misconfiguration.
  */
 export function listeningLine(
-  core: Core,
+  backend: Backend,
   config: Config,
   url: string,
   grpc: { address: string; tls: boolean } | undefined,
   listening: boolean,
 ) {
-  const auth = authentication(core, config);
+  const auth = authentication(backend, config);
   const database = dataLocation(config);
   const faces = FACE_PATHS;
-  const skills = core.skillSources.map((s) => ({ id: s.skill.id, from: s.from }));
+  const skills = backend.skillSources.map((s) => ({ id: s.skill.id, from: s.from }));
   const summary = [
     listening ? `taskhandle listening on ${url}` : `taskhandle mounted, reached at ${url}`,
     `auth: ${auth.summary}`,
@@ -38,8 +38,8 @@ export function listeningLine(
   };
 }
 
-function authentication(core: Core, config: Config) {
-  if (core.authenticator.anonymous) {
+function authentication(backend: Backend, config: Config) {
+  if (backend.authenticator.anonymous) {
     const loopbackOnly = config.ALLOW_ANONYMOUS !== 'true';
     return {
       summary: loopbackOnly
@@ -50,7 +50,7 @@ function authentication(core: Core, config: Config) {
   }
   const ways: string[] = [];
   const fields: Record<string, unknown> = { anonymous: false };
-  const keys = core.authenticator.apiKeyCount;
+  const keys = backend.authenticator.apiKeyCount;
   if (keys !== undefined) {
     ways.push(`API keys: ${keys} (${config.API_KEYS_FILE})`);
     fields.apiKeys = { count: keys, file: config.API_KEYS_FILE };

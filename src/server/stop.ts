@@ -3,14 +3,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
 import type { PushDispatcher } from '../push/dispatcher.js';
-import type { Core } from './core.js';
+import type { Backend } from './backend.js';
 import type { HttpSide } from './http.js';
 
 /** At shutdown, how long answers still being written get before their sockets are closed. */
 const DRAIN_MS = 2000;
 
 export interface Running {
-  core: Core;
+  backend: Backend;
   http: HttpSide;
   /** The gRPC binding, when GRPC_PORT serves it. */
   grpc?: GrpcSide;
@@ -26,7 +26,7 @@ export interface Running {
  * streams ended, answers drained, the store closed last. The returned function caches its promise.
  */
 export function orderedStop(parts: Running, config: Config, logger: Logger): () => Promise<void> {
-  const { core, http, grpc, dispatcher, keysReload, metrics } = parts;
+  const { backend, http, grpc, dispatcher, keysReload, metrics } = parts;
   let stopping: Promise<void> | undefined;
   return () => {
     stopping ??= (async () => {
@@ -34,8 +34,8 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
       const closed = new Promise<void>((resolve) => http.server.close(() => resolve()));
       http.server.closeIdleConnections();
       const grpcDrained = grpc?.drain();
-      await core.runner.stop(config.SHUTDOWN_TIMEOUT_MS);
-      await core.sweeper.stop();
+      await backend.runner.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await backend.sweeper.stop();
       clearInterval(keysReload);
       // Deliveries cut short are retried at the next start, once their lease has run out.
       await dispatcher.stop(Math.min(config.SHUTDOWN_TIMEOUT_MS, config.PUSH_TIMEOUT_MS + 1000));
@@ -52,7 +52,7 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
         metrics.closeAllConnections();
         await metricsClosed;
       }
-      await core.store.close();
+      await backend.store.close();
       logger.info('stopped');
     })();
     return stopping;

@@ -22,9 +22,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../push/secret-box.js';
 import type { SkillSource } from '../skills/modules.js';
 import { openStore } from '../store/open.js';
+import { FACE_PATHS } from './face-paths.js';
 
 /** What serves tasks whatever the protocol: settings checked, the store open, the engine built. */
-export interface Core {
+export interface Backend {
   skills: SkillRegistry;
   /** Where each skill came from (built-in, a module, createServer), as the startup line says. */
   skillSources: readonly SkillSource[];
@@ -51,12 +52,12 @@ export interface Core {
  * Checks every setting, then opens the store (last: a refused start leaves no connection or lock
  * behind) and builds the engine, its runner and its sweeper, not yet started.
  */
-export async function buildCore(
+export async function buildBackend(
   config: Config,
   offered: readonly SkillSource[],
   logger: Logger,
   mode: { mounted: boolean },
-): Promise<Core> {
+): Promise<Backend> {
   const skillList = offered.map((s) => s.skill);
   if (config.DEFAULT_SKILL !== undefined && !skillList.some((s) => s.id === config.DEFAULT_SKILL)) {
     const ids = skillList.map((s) => s.id).join(', ');
@@ -77,7 +78,10 @@ export async function buildCore(
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
   // Loaded only when on: off, not even the metrics library is loaded.
-  const metrics = metricsOn(config) ? (await import('../metrics/metrics.js')).openMetrics(config) : undefined;
+  const faces = { a2aRest: FACE_PATHS.a2aRest, jobs: '/v1/', inbox: FACE_PATHS.inbox, mcp: FACE_PATHS.mcp };
+  const metrics = metricsOn(config)
+    ? (await import('../metrics/metrics.js')).openMetrics(config, faces)
+    : undefined;
   const admit = admission(authenticator, limiter, metrics?.http.refused);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);

@@ -15,7 +15,7 @@ import type { Message } from './task.js';
  * What the engine's commands, reads and streams share: the journal (store, hub, clock, write path)
  * and the engine's settings. Built once by {@link Engine}; never seen by callers.
  */
-export interface Core {
+export interface EngineContext {
   journal: Journal;
   skills: SkillRegistry;
   /** The webhooks of callers' tasks. */
