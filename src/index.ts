@@ -16,6 +16,8 @@
  *   },
  * });
  * const server = await createServer({ skills: [report], port: 0 });
+ *
+ * @packageDocumentation
  */
 
 export { ConfigError } from './config/settings.js';
@@ -28,10 +30,11 @@ export {
   defineSkill,
   type InputRequest,
   type InterruptPolicy,
+  type JsonSchema,
   type RetryPolicy,
   type Skill,
   type SkillContext,
   type SkillOutcome,
 } from './engine/skill.js';
-export type { Message, Part } from './engine/task.js';
+export type { BlobRef, Message, Part, Role } from './engine/task.js';
 export { createServer, type ServerOptions, type TaskServer } from './server/create.js';

@@ -51,7 +51,7 @@ export interface SkillContext<I> {
    */
   requestInput(prompt: string): Promise<Message>;
   /**
-   * Like {@link requestInput}, with more say over the answer. `schema` validates its value (the
+   * Like {@link SkillContext.requestInput}, with more say over the answer. `schema` validates its value (the
    * first data part, else the text): an answer that fails it is not taken, and the task waits on in
    * input-required with a status message saying what was wrong. `approvers` may answer besides the
    * task's owner: "tenant/principal" names an API key's principal, "jwt:tenant/principal" a token's
