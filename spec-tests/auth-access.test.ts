@@ -541,6 +541,8 @@ describe('identity settings', () => {
     ['a keys file with a bad hash', 'keyHash', { API_KEYS_FILE: badHash }],
     ['an extended skill that does not exist', 'EXTENDED_SKILLS', { EXTENDED_SKILLS: 'teleport' }],
     ['ALLOW_ANONYMOUS that is not true or false', 'ALLOW_ANONYMOUS', { ALLOW_ANONYMOUS: 'yes' }],
+    ['an operator entry of no known form', 'OPERATORS=ops: "ops": each entry must be', { OPERATORS: 'ops' }],
+    ['a webhook allow-list entry that is no address', 'PUSH_ALLOW=10.0.0: ', { PUSH_ALLOW: '10.0.0' }],
   ])('%s stops the start (exit 78), naming %s', async (_, names, env) => {
     const { code, stderr } = await serveExpectingExit(env as Record<string, string>);
     expect(code).toBe(78);

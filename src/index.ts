@@ -20,7 +20,7 @@
  * @packageDocumentation
  */
 
-export { ConfigError } from './config/settings.js';
+export { ConfigError } from './config/error.js';
 export type { DatabaseUrl, Settings } from './config/settings-options.js';
 export { JobError } from './engine/errors.js';
 export {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeDatabase, loadConfig } from '../src/config/settings.js';
+import { ConfigError } from '../src/config/error.js';
+import { describeDatabase, loadConfig } from '../src/config/settings.js';
 import { dataLocation } from '../src/server/listening.js';
 
 describe('loadConfig: the store', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { operatorsOf } from '../src/config/settings.js';
+import { operatorsOf } from '../src/auth/operators.js';
 import { summarize } from '../src/engine/activity.js';
 import { grantOperator } from '../src/engine/operator.js';
 import type { ActivityTask } from '../src/engine/operator-port.js';
@@ -11,7 +11,7 @@ const minuteOf = (at: number) => Math.floor(at / MINUTE);
 
 describe('operator grants', () => {
   it('are made for a name OPERATORS holds, the first one matching, and for no other', () => {
-    const operators = operatorsOf({ OPERATORS: ' ops/root , key:ops/other,jwt:ops/bob, role:oncall ' });
+    const operators = operatorsOf(' ops/root , key:ops/other,jwt:ops/bob, role:oncall ');
     expect([...operators]).toEqual(['ops/root', 'ops/other', 'jwt:ops/bob', 'role:oncall']);
     expect(grantOperator(operators, ['acme/alice', 'role:oncall'])?.operator).toBe('role:oncall');
     expect(grantOperator(operators, ['ops/bob'])).toBeUndefined(); // the API key's bob, not the token's

@@ -1,6 +1,7 @@
 import { didYouMean } from '../words/did-you-mean.js';
 import { kindOf } from '../words/zod-words.js';
-import { ConfigError, SETTINGS } from './settings.js';
+import { ConfigError } from './error.js';
+import { SETTINGS } from './settings.js';
 
 /** A setting's name as the environment spells it (`PORT`, `DATABASE_URL`). */
 export type SettingName = keyof typeof SETTINGS.shape;

@@ -1,8 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { normalizeApproverName } from '../engine/grant.js';
-import { type AddressPolicy, parseAllowList } from '../push/address-policy.js';
+import { ConfigError } from './error.js';
 
 /** Where the package lives (dist/src/config/settings.js -> the package root). */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -238,13 +237,10 @@ const Env = z.object({
     .meta(
       doc("JWT claim holding the caller's roles (a string or a list), for `OPERATORS` entries `role:NAME`"),
     ),
+  // Its entries are checked by their owner, auth/operators.ts.
   OPERATORS: z
     .string()
     .default('')
-    .refine((list) => operatorEntries(list).every((e) => normalizeOperator(e) !== undefined), {
-      message:
-        'each entry must be "tenant/principal" (an API key), "jwt:tenant/principal" (a token\'s subject) or "role:NAME" (a JWT role)',
-    })
     .meta(
       doc(
         'operators of `/console`: `tenant/principal`, `jwt:tenant/principal`, `role:NAME` (comma-separated)',
@@ -341,30 +337,11 @@ const Env = z.object({
     ),
 });
 
-const operatorEntries = (list: string): string[] =>
-  list
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-
-/** An OPERATORS entry in the form principals are matched by (see auth/principal.ts operatorNamesOf). */
-function normalizeOperator(entry: string): string | undefined {
-  const role = /^role:(\S+)$/.exec(entry);
-  if (role) return entry;
-  return normalizeApproverName(entry);
-}
-
-/** OPERATORS, as the names the engine grants operator access to. */
-export const operatorsOf = (config: Pick<Config, 'OPERATORS'>): Set<string> =>
-  new Set(operatorEntries(config.OPERATORS).flatMap((e) => normalizeOperator(e) ?? []));
-
 /** The settings' schema, for the README's table (config/table.ts). */
 export const SETTINGS = Env;
 
 export type Config = z.infer<typeof Env> & {
   database: DatabaseConfig;
-  /** PUSH_ALLOW, parsed: the addresses webhooks may have besides public ones. */
-  pushPolicy: AddressPolicy;
   /** Where the webhook signing keys live: KEYS_DIR, else `keys/` beside the SQLite file. */
   keysDir: string;
   /**
@@ -377,11 +354,6 @@ export type Config = z.infer<typeof Env> & {
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
   | { kind: 'postgres'; url: string; schema: string; poolMax: number };
-
-/** A setting is wrong: the message names it, and the process stops before serving anything. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
 /**
  * The settings, validated: `env` holds them as the environment spells them; `given` says which of
@@ -400,12 +372,6 @@ export function loadConfig(
     throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
   }
   const database = parseDatabaseUrl(parsed.data);
-  let pushPolicy: AddressPolicy;
-  try {
-    pushPolicy = parseAllowList(parsed.data.PUSH_ALLOW, parsed.data.PUSH_ALLOW_PUBLIC === 'true');
-  } catch (err) {
-    throw new ConfigError(`PUSH_ALLOW=${JSON.stringify(parsed.data.PUSH_ALLOW)}: ${(err as Error).message}`);
-  }
   checkJwtSettings(parsed.data);
   if ((parsed.data.GRPC_TLS_CERT_FILE === undefined) !== (parsed.data.GRPC_TLS_KEY_FILE === undefined))
     throw new ConfigError('GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE: set both (TLS) or neither (plaintext)');
@@ -414,7 +380,6 @@ export function loadConfig(
   return {
     ...parsed.data,
     database,
-    pushPolicy,
     keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys'),
     given: (setting) => given.get(setting)?.shown ?? `${setting}=${String(parsed.data[setting] ?? '')}`,
   };

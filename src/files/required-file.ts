@@ -1,5 +1,5 @@
 import { accessSync, constants, statSync } from 'node:fs';
-import { ConfigError } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
 
 /**
  * A setting that names a file the server cannot run without: the file must be there and readable at

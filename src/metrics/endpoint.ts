@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ConfigError } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
 
 export const METRICS_PATH = '/metrics';
 

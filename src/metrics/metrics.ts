@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { isLoopback } from '../auth/open.js';
-import { type Config, ConfigError } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
 import { EngineMetrics } from './engine-metrics.js';
 import { type FacePrefixes, HttpMetrics } from './http-metrics.js';
 import { PushMetrics } from './push-metrics.js';
@@ -20,15 +20,22 @@ export interface Metrics {
   watch(sources: StoreGaugeSources): void;
 }
 
+/** How the metrics are served: METRICS_PORT on HOST (optional), METRICS_TOKEN (optional). */
+export interface MetricsListen {
+  host: string;
+  port?: number;
+  token?: string;
+}
+
 /**
  * The metrics the settings turn on (METRICS_TOKEN, METRICS_PORT). A listener on an address other
  * machines reach must ask for a token: counts by skill and state are the operator's business.
  * `faces`: where the composition root mounts the faces, to name a request's face by its path.
  */
-export function openMetrics(config: Config, faces: FacePrefixes): Metrics {
-  if (config.METRICS_PORT !== undefined && config.METRICS_TOKEN === undefined && !isLoopback(config.HOST))
+export function openMetrics(listen: MetricsListen, faces: FacePrefixes): Metrics {
+  if (listen.port !== undefined && listen.token === undefined && !isLoopback(listen.host))
     throw new ConfigError(
-      `METRICS_PORT=${config.METRICS_PORT}: HOST=${config.HOST} is reachable from other machines; set METRICS_TOKEN (Prometheus sends it as a bearer token, docs/metrics.md) or serve on a loopback HOST`,
+      `METRICS_PORT=${listen.port}: HOST=${listen.host} is reachable from other machines; set METRICS_TOKEN (Prometheus sends it as a bearer token, docs/metrics.md) or serve on a loopback HOST`,
     );
   const registry = new Registry();
   // Event loop lag, heap, GC, handles, CPU: the Node process as every Node exporter names it.

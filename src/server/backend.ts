@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
-import { isLoopback, openAuthenticator } from '../auth/open.js';
+import { type AuthSettings, isLoopback, openAuthenticator } from '../auth/open.js';
+import { operatorsOf } from '../auth/operators.js';
 import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
-import { type Config, ConfigError, describeDatabase, operatorsOf } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
+import { type Config, describeDatabase } from '../config/settings.js';
 import { Engine } from '../engine/engine.js';
 import { EventHub } from '../engine/events.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
@@ -19,6 +21,7 @@ import type { TaskStore } from '../engine/store-port.js';
 import { admission, type FaceOptions } from '../faces/http/admission.js';
 import { artifactPath } from '../faces/jobs/document.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { type AddressPolicy, parseAllowList } from '../push/address-policy.js';
 import { SecretBox } from '../push/secret-box.js';
 import type { SkillSource } from '../skills/modules.js';
 import { openStore } from '../store/open.js';
@@ -34,6 +37,8 @@ export interface Backend {
   authenticator: Authenticator;
   admit: FaceOptions['admit'];
   secrets: SecretBox;
+  /** PUSH_ALLOW and PUSH_ALLOW_PUBLIC: the addresses webhooks may reach. */
+  pushPolicy: AddressPolicy;
   store: TaskStore;
   engine: Engine;
   /** The engine's write log: the runner writes through it, and it says when webhooks are queued. */
@@ -72,7 +77,11 @@ export async function buildBackend(
   for (const id of extendedSkills) {
     if (!skills.get(id)) throw new ConfigError(`${config.given('EXTENDED_SKILLS')}: no skill "${id}"`);
   }
-  const authenticator = openAuthenticator(config, mode);
+  const authenticator = openAuthenticator(authSettingsOf(config, mode.mounted));
+  const operators = settingOf(config, 'OPERATORS', operatorsOf);
+  const pushPolicy = settingOf(config, 'PUSH_ALLOW', (allow) =>
+    parseAllowList(allow, config.PUSH_ALLOW_PUBLIC === 'true'),
+  );
   const limiter =
     config.RATE_LIMIT_PER_S > 0
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
@@ -80,15 +89,20 @@ export async function buildBackend(
   // Loaded only when on: off, not even the metrics library is loaded.
   const faces = { a2aRest: FACE_PATHS.a2aRest, jobs: '/v1/', inbox: FACE_PATHS.inbox, mcp: FACE_PATHS.mcp };
   const metrics = metricsOn(config)
-    ? (await import('../metrics/metrics.js')).openMetrics(config, faces)
+    ? (await import('../metrics/metrics.js')).openMetrics(
+        { host: config.HOST, port: config.METRICS_PORT, token: config.METRICS_TOKEN },
+        faces,
+      )
     : undefined;
   const admit = admission(authenticator, limiter, metrics?.http.refused);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
   });
-  const store = await openStore(config, logger).catch((err: Error & { code?: string }) => {
-    throw storeRefusal(config, err);
-  });
+  const store = await openStore(config.database, { synchronous: config.SQLITE_SYNCHRONOUS }, logger).catch(
+    (err: Error & { code?: string }) => {
+      throw storeRefusal(config, err);
+    },
+  );
   const hub = new EventHub();
   let baseUrl = '';
   const journal = new Journal({ store, hub, observer: metrics?.engine });
@@ -108,7 +122,7 @@ export async function buildBackend(
     // An anonymous server on loopback serves its machine's user alone, who already owns every task
     // (mounted in an app of the user's, where it is reachable from is not known).
     operators: new Set([
-      ...operatorsOf(config),
+      ...operators,
       ...(authenticator.anonymous && !mode.mounted && isLoopback(config.HOST) ? [LOCAL_OPERATOR] : []),
     ]),
     limits: {
@@ -155,6 +169,7 @@ export async function buildBackend(
     authenticator,
     admit,
     secrets,
+    pushPolicy,
     store,
     engine,
     journal,
@@ -164,6 +179,40 @@ export async function buildBackend(
     setBaseUrl,
     baseUrl: () => baseUrl,
   };
+}
+
+/** The settings of who may call, for auth/open.ts. */
+export function authSettingsOf(config: Config, mounted: boolean): AuthSettings {
+  const { JWT_ISSUER: issuer, JWT_AUDIENCE: audience } = config;
+  return {
+    apiKeysFile: config.API_KEYS_FILE,
+    // loadConfig has checked that a key source comes with an issuer and an audience.
+    jwt:
+      issuer && audience
+        ? {
+            jwksUrl: config.JWT_JWKS_URL,
+            jwksFile: config.JWT_JWKS_FILE,
+            issuer,
+            audience,
+            tenantClaim: config.JWT_TENANT_CLAIM,
+            principalClaim: config.JWT_PRINCIPAL_CLAIM,
+            skillsClaim: config.JWT_SKILLS_CLAIM,
+            rolesClaim: config.JWT_ROLES_CLAIM,
+          }
+        : undefined,
+    host: config.HOST,
+    allowAnonymous: config.ALLOW_ANONYMOUS === 'true',
+    mounted,
+  };
+}
+
+/** A setting its owner parses (auth, push): what the owner refuses stops the start, naming the setting. */
+function settingOf<T>(config: Config, setting: 'OPERATORS' | 'PUSH_ALLOW', parse: (value: string) => T): T {
+  try {
+    return parse(config[setting]);
+  } catch (err) {
+    throw new ConfigError(`${config.given(setting)}: ${(err as Error).message}`);
+  }
 }
 
 /** The registry of the offered skills; a skill it cannot take (its JSON Schema input) stops the start. */

@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
+import { ConfigError } from '../config/error.js';
 import { settingsOfOptions } from '../config/options.js';
-import { type Config, ConfigError, loadConfig } from '../config/settings.js';
+import { type Config, loadConfig } from '../config/settings.js';
 import type { Settings } from '../config/settings-options.js';
 import type { Skill } from '../engine/skill.js';
 import { publishCard } from '../faces/a2a/agent-card.js';
@@ -169,7 +170,7 @@ function pushDispatcher(backend: Backend, config: Config, keys: SigningKeys, log
     keys,
     render: renderNotification,
     artifactUrl: backend.engine.artifactUrl,
-    policy: config.pushPolicy,
+    policy: backend.pushPolicy,
     secrets: backend.secrets,
     timeoutMs: config.PUSH_TIMEOUT_MS,
     maxAgeMs: config.PUSH_MAX_AGE_MS,
@@ -201,7 +202,14 @@ async function startGrpcSide(
     maxJsonDepth: config.MAX_JSON_DEPTH,
     keepAliveMs: config.SSE_KEEPALIVE_MS,
   };
-  return startGrpc(config, {
+  const listen = {
+    host: config.HOST,
+    port: config.GRPC_PORT,
+    tlsCertFile: config.GRPC_TLS_CERT_FILE,
+    tlsKeyFile: config.GRPC_TLS_KEY_FILE,
+    allowPlaintext: config.GRPC_ALLOW_PLAINTEXT === 'true',
+  };
+  return startGrpc(listen, {
     handler: http.handler,
     admit,
     logger,

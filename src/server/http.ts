@@ -77,7 +77,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     extendedCard: () => currentCard().extended,
     audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
-    pushPolicy: config.pushPolicy,
+    pushPolicy: backend.pushPolicy,
     secrets: backend.secrets,
     logger,
   });

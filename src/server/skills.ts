@@ -1,4 +1,5 @@
-import { type Config, ConfigError } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
+import type { Config } from '../config/settings.js';
 import type { AnySkill } from '../engine/skill.js';
 import { requireReadableFile } from '../files/required-file.js';
 import { commandSkill, loadCommands } from '../skills/command.js';

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config/settings.js';
+import { ConfigError } from '../config/error.js';
 import type { AnySkill } from '../engine/skill.js';
 import { looksLikeSkill, skillProblem } from './definition.js';
 

@@ -3,14 +3,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/auth/api-keys.js';
 import { openAuthenticator } from '../../src/auth/open.js';
-import { ConfigError, loadConfig } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/config/error.js';
+import { loadConfig } from '../../src/config/settings.js';
+import { authSettingsOf } from '../../src/server/backend.js';
 import { tempDirs } from '../helpers.js';
 import { AUDIENCE, ISSUER, jwks, signingKey, token } from './jwt-fixtures.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 
-const open = (env: NodeJS.ProcessEnv) => openAuthenticator(loadConfig(env));
+const open = (env: NodeJS.ProcessEnv) => openAuthenticator(authSettingsOf(loadConfig(env), false));
 
 /** The message of the ConfigError openAuthenticator throws for `env`. */
 const refusal = (env: NodeJS.ProcessEnv): string => {

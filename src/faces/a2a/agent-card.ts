@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentCard } from '@a2a-js/sdk';
 import { z } from 'zod';
-import { ConfigError } from '../../config/settings.js';
+import { ConfigError } from '../../config/error.js';
 import type { AnySkill } from '../../engine/skill.js';
 import { HANDLE_EXTENSION_CARD_ENTRY } from './handle-extension.js';
 import { requestedVersion } from './version.js';

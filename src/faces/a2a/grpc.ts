@@ -4,7 +4,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
-import { type Config, ConfigError } from '../../config/settings.js';
+import { ConfigError } from '../../config/error.js';
 import { tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
@@ -28,16 +28,24 @@ export interface GrpcSide {
   close(): void;
 }
 
+/** Where and how the gRPC binding listens: GRPC_PORT on HOST, its TLS files, GRPC_ALLOW_PLAINTEXT. */
+export interface GrpcListen {
+  host: string;
+  port: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  allowPlaintext: boolean;
+}
+
 /**
  * The A2A gRPC binding (service `lf.a2a.v1.A2AService`), served by the SDK's gRPC service over the
  * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST. Callers are
  * admitted from their metadata (`authorization`, `x-api-key`) as HTTP callers are from headers; a
  * stream resumes after the event named by the `last-event-id` metadata.
- * @example const grpc = await startGrpc(config, { handler, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
+ * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
  */
-export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSide> {
-  const port = config.GRPC_PORT ?? 0;
-  const credentials = credentialsOf(config);
+export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<GrpcSide> {
+  const credentials = credentialsOf(listen);
   const server = new Server({
     // A request larger than a JSON body may be is refused (RESOURCE_EXHAUSTED) before it is decoded.
     'grpc.max_receive_message_length': o.maxBodyBytes,
@@ -55,14 +63,12 @@ export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSid
       }),
     ),
   );
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, credentials.credentials, (err, actual) => {
+    server.bindAsync(`${host}:${listen.port}`, credentials.credentials, (err, actual) => {
       if (err)
         reject(
-          new ConfigError(
-            `HOST=${config.HOST} GRPC_PORT=${config.GRPC_PORT}: cannot listen (${err.message})`,
-          ),
+          new ConfigError(`HOST=${listen.host} GRPC_PORT=${listen.port}: cannot listen (${err.message})`),
         );
       else resolve(actual);
     });
@@ -83,8 +89,8 @@ export async function startGrpc(config: Config, o: GrpcOptions): Promise<GrpcSid
  * TLS from GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE; without them plaintext, which is refused on an
  * address other machines reach unless GRPC_ALLOW_PLAINTEXT=true says a proxy in front does the TLS.
  */
-function credentialsOf(config: Config): { credentials: ServerCredentials; tls: boolean } {
-  const { GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile } = config;
+function credentialsOf(listen: GrpcListen): { credentials: ServerCredentials; tls: boolean } {
+  const { tlsCertFile: certFile, tlsKeyFile: keyFile } = listen;
   if (certFile && keyFile) {
     const read = (setting: string, file: string) => {
       try {
@@ -105,9 +111,9 @@ function credentialsOf(config: Config): { credentials: ServerCredentials; tls: b
       );
     }
   }
-  if (!isLoopback(config.HOST) && config.GRPC_ALLOW_PLAINTEXT !== 'true')
+  if (!isLoopback(listen.host) && !listen.allowPlaintext)
     throw new ConfigError(
-      `HOST=${config.HOST} GRPC_PORT=${config.GRPC_PORT}: refusing plaintext gRPC on an address other machines can reach. ` +
+      `HOST=${listen.host} GRPC_PORT=${listen.port}: refusing plaintext gRPC on an address other machines can reach. ` +
         'Set GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE, or GRPC_ALLOW_PLAINTEXT=true if a proxy in front does the TLS.',
     );
   return { credentials: ServerCredentials.createInsecure(), tls: false };
