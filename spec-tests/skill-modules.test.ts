@@ -57,7 +57,9 @@ const PING = moduleFile(
 describe('skill modules (serve --skills, SKILLS)', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ env: { SKILLS: `${REPORT},${PING}`, BUILTIN_SKILLS: 'export' } });
+    agent = await launch({
+      env: { SKILLS: `${REPORT},${PING}`, BUILTIN_SKILLS: 'export', EXTENDED_SKILLS: 'ping' },
+    });
   });
   afterAll(() => agent.stop());
 
@@ -75,7 +77,8 @@ describe('skill modules (serve --skills, SKILLS)', () => {
     const card = (await (await fetch(`${agent.url}/.well-known/agent-card.json`)).json()) as {
       skills: { id: string; description: string }[];
     };
-    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'report', 'ping']);
+    // `ping` is an extended skill: the public card leaves it out, as it would a built-in.
+    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['export', 'report']);
     expect(card.skills[1]).toMatchObject({ id: 'report', description: 'Builds the report of a month' });
     const client = new Client({ name: 'skill-modules-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`)));
@@ -83,6 +86,17 @@ describe('skill modules (serve --skills, SKILLS)', () => {
     const report = tools.find((t) => t.name === 'report');
     expect(report?.inputSchema).toMatchObject({ type: 'object', required: ['month'] });
     await client.close();
+  });
+
+  it("describes a module's skill in the /v1/jobs OpenAPI document with its input, extended skills left out", async () => {
+    const doc = (await (await fetch(`${agent.url}/v1/openapi.json`)).json()) as {
+      components: {
+        schemas: { NewJob: { oneOf: { properties: { skill: { const: string }; input: unknown } }[] } };
+      };
+    };
+    const jobs = doc.components.schemas.NewJob.oneOf;
+    expect(jobs.map((j) => j.properties.skill.const)).toEqual(['export', 'report']);
+    expect(jobs[1]?.properties.input).toMatchObject({ type: 'object', required: ['month'] });
   });
 
   it("runs a module's skill with its own poll interval, validation and retry policy", async () => {

@@ -128,7 +128,10 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   // The operator console: every principal's tasks, for OPERATORS (docs/console.md).
   app.use(CONSOLE_PATH, consoleRouter({ engine, admit, audit, ...bodyAndStreams }));
   // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
-  app.use('/v1', jobsRouter({ engine, admit, audit, ...bodyAndStreams }));
+  app.use(
+    '/v1',
+    jobsRouter({ engine, admit, audit, extendedSkills: backend.extendedSkills, ...bodyAndStreams }),
+  );
   // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).
   const version = () => currentCard().sdk.version;
   const issuer = config.JWT_ISSUER;

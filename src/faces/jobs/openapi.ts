@@ -1,3 +1,5 @@
+import type { SkillRegistry } from '../../engine/registry.js';
+
 /** The OpenAPI 3.1 description of /v1/jobs, served at /v1/openapi.json (checked against real answers in tests). */
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -20,7 +22,7 @@ const badPath = { '400': err('A malformed %-escape in the path') };
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const jobOk = { description: 'The job document', content: json(ref('Job')), headers: retryAfter };
 
-export const OPENAPI = {
+const OPENAPI = {
   openapi: '3.1.0',
   info: {
     title: 'taskhandle jobs',
@@ -179,19 +181,6 @@ export const OPENAPI = {
   },
   components: {
     schemas: {
-      NewJob: {
-        type: 'object',
-        required: ['skill'],
-        properties: {
-          skill: { type: 'string' },
-          input: {},
-          priority: {
-            type: 'integer',
-            description: "Its place among the caller's own jobs: higher runs sooner (bounds: MAX_PRIORITY)",
-          },
-        },
-        additionalProperties: false,
-      },
       Answer: {
         oneOf: [
           { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
@@ -289,3 +278,30 @@ export const OPENAPI = {
     },
   },
 } as const;
+
+const priority = {
+  type: 'integer',
+  description: "Its place among the caller's own jobs: higher runs sooner (bounds: MAX_PRIORITY)",
+};
+
+/**
+ * The document for this server's skills: a new job names one of them, with the input its schema
+ * (zod or JSON Schema, as the registry shows it) accepts. Skills of the extended card stay out: the
+ * document is public.
+ *
+ * @example router.get('/openapi.json', (_req, res) => res.json(openApiFor(engine.skills, new Set())));
+ */
+export function openApiFor(skills: SkillRegistry, hidden: ReadonlySet<string>) {
+  const jobs = skills
+    .all()
+    .filter((s) => !hidden.has(s.id))
+    .map((s) => ({
+      type: 'object',
+      title: s.id,
+      description: s.description,
+      required: ['skill'],
+      properties: { skill: { const: s.id }, input: skills.inputJsonSchema(s), priority },
+      additionalProperties: false,
+    }));
+  return { ...OPENAPI, components: { schemas: { ...OPENAPI.components.schemas, NewJob: { oneOf: jobs } } } };
+}

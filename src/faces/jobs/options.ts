@@ -6,4 +6,6 @@ import type { FaceOptions } from '../http/admission.js';
 export interface JobsOptions extends FaceOptions {
   engine: Engine;
   audit: Audit;
+  /** Skills only the extended card shows: the public OpenAPI document leaves them out. */
+  extendedSkills: ReadonlySet<string>;
 }
