@@ -76,16 +76,19 @@ describe('examples/my-agent: the README, as printed, against the example', () =>
     });
     const urlOf = (line: Record<string, unknown>) =>
       line.msg === 'taskhandle listening' ? String(line.url) : undefined;
-    const [script, binary] = await Promise.all([
-      serve(process.execPath, ['server.mjs'], { cwd: EXAMPLE, env: env('server.db'), urlOf }),
+    // Each is kept as soon as it listens: afterAll stops it even when the other fails to start.
+    const keep = (name: string) => (s: Served) => void servers.set(name, s);
+    await Promise.all([
+      serve(process.execPath, ['server.mjs'], { cwd: EXAMPLE, env: env('server.db'), urlOf }).then(
+        keep(SERVER),
+      ),
       // What npx runs: the bin the install linked.
       serve(join(EXAMPLE, 'node_modules/.bin/taskhandle'), ['serve', '--skills', './skills.mjs'], {
         cwd: EXAMPLE,
         env: { ...env('binary.db'), BUILTIN_SKILLS: 'none' },
         urlOf,
-      }),
+      }).then(keep(BINARY)),
     ]);
-    servers.set(SERVER, script).set(BINARY, binary);
   }, 180_000);
 
   afterAll(async () => {

@@ -68,12 +68,14 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
     started = Date.now();
     // Only what a user's shell has: nothing of vitest's environment leaks into the servers.
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir };
-    const [script, binary] = await Promise.all([
+    // Each is kept as soon as it listens: afterAll stops it even when the other fails to start.
+    const keep = (name: string) => (s: Served) => void servers.set(name, s);
+    await Promise.all([
       serve(process.execPath, ['serve.mjs', join(dir, 'script.db')], {
         cwd: project,
         env,
         urlOf: (line) => (line.skills && typeof line.url === 'string' ? line.url : undefined),
-      }),
+      }).then(keep(SCRIPT)),
       serve(join(project, 'node_modules/.bin/taskhandle'), ['serve', '--skills', './my-skills.mjs'], {
         cwd: project,
         env: {
@@ -85,9 +87,8 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
           LOG_LEVEL: 'info',
         },
         urlOf: (line) => (line.msg === 'taskhandle listening' ? String(line.url) : undefined),
-      }),
+      }).then(keep(BINARY)),
     ]);
-    servers.set(SCRIPT, script).set(BINARY, binary);
     timings.startMs = Date.now() - started;
   }, 300_000);
 
@@ -99,7 +100,7 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
 
   it('the tarball holds the compiled library, the assets and the card, and nothing else', () => {
     const leaked = files.filter((f) => !SHIPPED.some((allowed) => allowed.test(f)));
-    expect(leaked, `files the tarball should not hold, of:\n${files.join('\n')}`).toEqual([]);
+    expect(leaked, `leaked: ${leaked.join(', ')}; the tarball holds:\n${files.join('\n')}`).toEqual([]);
     for (const needed of [
       'dist/src/index.js',
       'dist/src/index.d.ts',
