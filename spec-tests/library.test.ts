@@ -168,6 +168,21 @@ describe('createServer({ listen: false }): every face mounted in an app of yours
       body: JSON.stringify({ skill: 'report', input: { month: '2026-09' } }),
     });
     expect(created.status).toBe(202);
+    // Every link a job gives leads back under the mount: its Location, its result, a redirect.
+    const location = created.headers.get('location') ?? '';
+    expect(location).toMatch(/^\/agent\/v1\/jobs\/[^/]+$/);
+    let job = await json(`${url}${location}`);
+    for (let i = 0; job.status !== 'completed' && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      job = await json(`${url}${location}`);
+    }
+    expect(job.result).toBe(`${location}/result`);
+    expect(await json(`${url}${job.result}`)).toEqual({ artifacts: [] });
+    // The browser pages link their own files under the mount too.
+    const page = await (await fetch(`${url}/agent/inbox`)).text();
+    expect(page).toContain('href="/agent/inbox/inbox.css"');
+    expect((await fetch(`${url}/agent/inbox/inbox.js`)).status).toBe(200);
+    expect(await (await fetch(`${url}/agent/console`)).text()).toContain('src="/agent/console/console.js"');
   });
 
   it('in node:http at its root', async () => {

@@ -4,17 +4,17 @@ import { signInSection } from '../http/browser-page.js';
  * The console page: static HTML (no data in it; the script fetches and renders with textContent).
  * Its scripts and styles are files of the same origin, as the Content-Security-Policy requires.
  */
-export const CONSOLE_PAGE = `<!doctype html>
+export const CONSOLE_PAGE = (base: string): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Operator console · taskhandle</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/uplot.css">
-<link rel="stylesheet" href="/console/console.css">
-<script src="/console/uplot.js" defer></script>
-<script type="module" src="/console/console.js"></script>
+<link rel="stylesheet" href="${base}/uplot.css">
+<link rel="stylesheet" href="${base}/console.css">
+<script src="${base}/uplot.js" defer></script>
+<script type="module" src="${base}/console.js"></script>
 </head>
 <body>
 <header>

@@ -24,8 +24,9 @@ export interface ConsoleOptions extends FaceOptions {
 /** The charts' window. */
 const HOUR_MS = 3_600_000;
 
-const artifactPath = (taskId: string, artifactId: string) =>
-  `${CONSOLE_PATH}/api/tasks/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`;
+/** A download of the console's API, under `api`: where the API is reached (its req.baseUrl). */
+const artifactPath = (api: string, taskId: string, artifactId: string) =>
+  `${api}/tasks/${encodeURIComponent(taskId)}/artifacts/${encodeURIComponent(artifactId)}`;
 
 /**
  * The operator console: a page where operators (OPERATORS, or the local user of an anonymous
@@ -95,7 +96,7 @@ export function consoleRouter(o: ConsoleOptions): express.Router {
   get('/tasks/:id', async (req, res) => {
     const id = String(req.params.id);
     const task = await o.engine.operatorTask(grantOf(res), id);
-    res.json(taskPage(task, (artifactId) => artifactPath(id, artifactId)));
+    res.json(taskPage(task, (artifactId) => artifactPath(req.baseUrl, id, artifactId)));
   });
 
   get('/tasks/:id/artifacts/:artifactId', async (req, res) => {

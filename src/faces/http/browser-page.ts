@@ -25,16 +25,26 @@ const SECURITY_HEADERS = {
 
 /**
  * A router holding the page at `/` and each asset at `/<name>`, every answer (the API routes added
- * to it after these too) under the security headers above.
+ * to it after these too) under the security headers above. `html` is given where the router is
+ * reached (`/inbox`, or `/agent/inbox` in an app that mounts the faces under `/agent`): the page
+ * links its own assets there.
  */
-export function pageRouter(html: string, assets: Record<string, Asset>): express.Router {
+export function pageRouter(html: (base: string) => string, assets: Record<string, Asset>): express.Router {
   const router = express.Router();
   router.use((_req, res, next) => {
     res.set(SECURITY_HEADERS);
     next();
   });
-  router.get('/', (_req, res) => {
-    res.set('Cache-Control', 'no-store').type('html').send(html);
+  const pages = new Map<string, string>();
+  router.get('/', (req, res) => {
+    // The base is where the app mounted the faces: a path of its own code, never of a request.
+    const base = encodeURI(req.baseUrl).replace(/"/g, '%22');
+    let page = pages.get(base);
+    if (page === undefined) {
+      page = html(base);
+      pages.set(base, page);
+    }
+    res.set('Cache-Control', 'no-store').type('html').send(page);
   });
   for (const [name, asset] of Object.entries(assets)) {
     router.get(`/${name}`, (_req, res) => {

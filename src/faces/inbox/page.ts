@@ -4,15 +4,15 @@ import { signInSection } from '../http/browser-page.js';
  * The inbox page: static HTML (no data in it; the script fetches and renders with textContent).
  * Its script and style are files of the same origin, as the Content-Security-Policy requires.
  */
-export const INBOX_PAGE = `<!doctype html>
+export const INBOX_PAGE = (base: string): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Approvals inbox · taskhandle</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/inbox/inbox.css">
-<script type="module" src="/inbox/inbox.js"></script>
+<link rel="stylesheet" href="${base}/inbox.css">
+<script type="module" src="${base}/inbox.js"></script>
 </head>
 <body>
 <header>

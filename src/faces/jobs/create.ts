@@ -3,7 +3,7 @@ import { policyOf } from '../../auth/principal.js';
 import { isTerminal, type TaskView } from '../../engine/task.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
-import { jobDocument, jobPath, resultBody } from './document.js';
+import { jobDocument, jobPath, mountOf, resultBody } from './document.js';
 import {
   IDEMPOTENCY_METADATA,
   type InFlightKeys,
@@ -68,7 +68,7 @@ export const createJob =
     } finally {
       if (key !== undefined) inFlight.release(owner, key);
     }
-    res.set('Location', jobPath(view.record.id));
+    res.set('Location', jobPath(view.record.id, mountOf(res)));
     const prefer = parsePrefer(req.headers.prefer);
     if (prefer.respondAsync) {
       res.set('Preference-Applied', 'respond-async');
@@ -80,7 +80,7 @@ export const createJob =
       await o.engine.waitUntil(view.record.id, isTerminal, prefer.waitS * 1000, o.shutdown);
       view = await o.engine.get(owner, view.record.id);
       if (isTerminal(view.record.state)) {
-        res.status(200).json({ ...jobDocument(view.record), ...resultBody(view) });
+        res.status(200).json({ ...jobDocument(view.record, mountOf(res)), ...resultBody(view) });
         return;
       }
     }

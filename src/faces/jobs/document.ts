@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { TaskRecord, TaskState, TaskView } from '../../engine/task.js';
 import { handleOf, messageText, type TaskHandle } from '../handle.js';
 import { type JobStatus, STATE_NAMES } from '../states.js';
@@ -20,7 +21,17 @@ export interface JobDocument extends TaskHandle {
   result?: string;
 }
 
-export function jobDocument(r: TaskRecord): JobDocument {
+/**
+ * The path /v1/jobs is reached at before JOBS_PATH: empty, or where an app of the user's mounts the
+ * faces (express's `app.use('/agent', server.handler)` makes it `/agent`), read from the router's
+ * own mount point, so that every link a job document or header gives leads back to it.
+ */
+export function mountOf(res: Response): string {
+  const base = res.req.baseUrl;
+  return base.endsWith(JOBS_PATH) ? base.slice(0, -JOBS_PATH.length) : '';
+}
+
+export function jobDocument(r: TaskRecord, mount = ''): JobDocument {
   const status = STATE_NAMES[r.state].jobs;
   const text = messageText(r.statusMessage);
   return {
@@ -31,12 +42,12 @@ export function jobDocument(r: TaskRecord): JobDocument {
     ...handleOf(r),
     ...(text ? { statusMessage: text } : {}),
     ...(status === 'failed' ? { reason: r.state === 'rejected' ? 'rejected' : 'failed' } : {}),
-    ...(status === 'completed' ? { result: resultPath(r.id) } : {}),
+    ...(status === 'completed' ? { result: resultPath(r.id, mount) } : {}),
   };
 }
 
-export const jobPath = (id: string): string => `${JOBS_PATH}/${encodeURIComponent(id)}`;
-export const resultPath = (id: string): string => `${jobPath(id)}/result`;
+export const jobPath = (id: string, mount = ''): string => `${mount}${JOBS_PATH}/${encodeURIComponent(id)}`;
+export const resultPath = (id: string, mount = ''): string => `${jobPath(id, mount)}/result`;
 /** Where a task's artifact downloads: every face links large artifacts here. */
 export const artifactPath = (id: string, artifactId: string): string =>
   `${jobPath(id)}/artifacts/${encodeURIComponent(artifactId)}`;

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { Engine } from '../../engine/engine.js';
 import { SseWriter } from '../http/sse.js';
-import { jobDocument } from './document.js';
+import { jobDocument, mountOf } from './document.js';
 
 export interface JobEventsOptions {
   engine: Engine;
@@ -30,12 +30,15 @@ export async function jobEvents(res: Response, o: JobEventsOptions): Promise<voi
       signal,
     })) {
       if (item.kind === 'task') {
-        sse.send({ seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record) }, item.seq);
+        sse.send(
+          { seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record, mountOf(res)) },
+          item.seq,
+        );
       } else {
         // The record alone: a replay of a long log must not fold the whole log once per event.
         const record = await o.engine.record(o.owner, o.id);
         sse.send(
-          { seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record) },
+          { seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record, mountOf(res)) },
           item.entry.seq,
         );
       }

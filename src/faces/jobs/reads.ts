@@ -2,7 +2,7 @@ import { isTerminal } from '../../engine/task.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { sendArtifact } from './artifact-download.js';
-import { jobDocument, jobPath, resultBody, resultPath } from './document.js';
+import { jobDocument, jobPath, mountOf, resultBody, resultPath } from './document.js';
 import { jobEvents } from './events.js';
 import type { JobsOptions } from './options.js';
 import { ownerOf, sendDocument } from './respond.js';
@@ -31,7 +31,10 @@ export const listJobs =
       historyLength: 0,
       withArtifacts: false,
     });
-    res.json({ jobs: views.map((v) => jobDocument(v.record)), nextPageToken: page.nextPageToken });
+    res.json({
+      jobs: views.map((v) => jobDocument(v.record, mountOf(res))),
+      nextPageToken: page.nextPageToken,
+    });
   };
 
 /** `GET /v1/jobs/{id}`: the job document; `?follow=result` redirects a completed job to its result. */
@@ -40,7 +43,7 @@ export const getJob =
   async (req, res) => {
     const record = await o.engine.record(ownerOf(res), String(req.params.id));
     if (req.query.follow === 'result' && record.state === 'completed') {
-      res.redirect(303, resultPath(record.id));
+      res.redirect(303, resultPath(record.id, mountOf(res)));
       return;
     }
     sendDocument(res, record);
@@ -52,7 +55,7 @@ export const getResult =
   async (req, res) => {
     const r = await o.engine.record(ownerOf(res), String(req.params.id));
     if (!isTerminal(r.state)) {
-      res.set('Location', jobPath(r.id));
+      res.set('Location', jobPath(r.id, mountOf(res)));
       sendDocument(res, r, 202);
       return;
     }
@@ -61,7 +64,7 @@ export const getResult =
       throw new Refused(
         409,
         `Job ${r.id} is ${doc.status}${doc.statusMessage ? `: ${doc.statusMessage}` : ''}; it has no result`,
-        { jobStatus: doc.status, state: r.state, job: jobPath(r.id) },
+        { jobStatus: doc.status, state: r.state, job: jobPath(r.id, mountOf(res)) },
       );
     }
     const view = await o.engine.get(ownerOf(res), r.id, 0);

@@ -4,7 +4,7 @@ import { isTerminal, type TaskRecord } from '../../engine/task.js';
 import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from '../http/body.js';
 import { principalOf } from '../http/problem.js';
 import { Refused } from '../http/route.js';
-import { jobDocument, retryAfterS } from './document.js';
+import { jobDocument, mountOf, retryAfterS } from './document.js';
 
 /** The owner key of the admitted caller. */
 export const ownerOf = (res: Response): string => ownerKey(principalOf(res));
@@ -23,5 +23,5 @@ export async function jsonBody(req: Request, limits: BodyLimits): Promise<unknow
 /** The job document of a task: the record's alone (a poll never reads the task's log). */
 export function sendDocument(res: Response, r: TaskRecord, status = 200): void {
   if (!isTerminal(r.state)) res.set('Retry-After', retryAfterS(r));
-  res.status(status).json(jobDocument(r));
+  res.status(status).json(jobDocument(r, mountOf(res)));
 }

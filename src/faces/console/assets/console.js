@@ -1,7 +1,7 @@
 // The operator console page. Plain ES module: no framework, no build step. Everything it renders
 // from the server goes through textContent, never innerHTML.
-import { drawCharts } from '/console/charts.js';
-import { createParser } from '/console/eventsource-parser.js';
+import { drawCharts } from './charts.js';
+import { createParser } from './eventsource-parser.js';
 
 const STORAGE_KEY = 'taskhandle.console.credential';
 const STATES = [
@@ -81,7 +81,10 @@ class NotOperator extends Error {}
 async function api(path, init = {}) {
   let res;
   try {
-    res = await fetch(`/console/api${path}`, { ...init, headers: { ...authHeaders(), ...init.headers } });
+    res = await fetch(new URL(`api${path}`, import.meta.url), {
+      ...init,
+      headers: { ...authHeaders(), ...init.headers },
+    });
   } catch {
     throw new Error(
       `the agent at ${location.origin} did not answer (check that it runs and that this device can reach it)`,
@@ -449,10 +452,10 @@ ui.cancel.addEventListener('click', async () => {
 async function follow(signal, taskId) {
   let delay = 500;
   let reconnecting = false;
-  const path = taskId ? `/console/api/events?task=${encodeURIComponent(taskId)}` : '/console/api/events';
+  const path = taskId ? `api/events?task=${encodeURIComponent(taskId)}` : 'api/events';
   while (!signal.aborted) {
     try {
-      const res = await fetch(path, { headers: authHeaders(), signal });
+      const res = await fetch(new URL(path, import.meta.url), { headers: authHeaders(), signal });
       if (res.status === 401 || res.status === 403) return show();
       if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
       if (reconnecting) say('Reconnected.');

@@ -1,6 +1,6 @@
 // The approvals inbox page. Plain ES module: no framework, no build step. Everything it renders
 // from the server goes through textContent, never innerHTML.
-import { createParser } from '/inbox/eventsource-parser.js';
+import { createParser } from './eventsource-parser.js';
 
 const STORAGE_KEY = 'taskhandle.inbox.credential';
 const $ = (id) => document.getElementById(id);
@@ -56,7 +56,7 @@ function refusal(detail) {
 async function api(path, init = {}) {
   let res;
   try {
-    res = await fetch(`/inbox/api${path}`, {
+    res = await fetch(new URL(`api${path}`, import.meta.url), {
       ...init,
       headers: { ...authHeaders(), ...init.headers },
     });
@@ -246,7 +246,7 @@ async function follow(signal) {
   let reconnecting = false;
   while (!signal.aborted) {
     try {
-      const res = await fetch('/inbox/api/events', { headers: authHeaders(), signal });
+      const res = await fetch(new URL('api/events', import.meta.url), { headers: authHeaders(), signal });
       if (res.status === 401) return showSignIn(refusal());
       if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
       if (reconnecting) say('Reconnected.');
