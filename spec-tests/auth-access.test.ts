@@ -386,6 +386,16 @@ describe('taskhandle api-keys add', () => {
     }
   });
 
+  it("makes the keys file's folder when there is none yet (a fresh checkout's ./data), private", async () => {
+    const file = join(dirname(tempDbPath()), 'new', 'keys', 'api-keys.json');
+    const { code, stderr } = await runCli(['api-keys', 'add', '--principal', 'fay', '--tenant', 'acme'], {
+      API_KEYS_FILE: file,
+    });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([expect.objectContaining({ principal: 'fay' })]);
+    expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+  });
+
   it('refuses without --principal or --tenant (a usage error, exit 2), or without API_KEYS_FILE (exit 78)', async () => {
     const file = join(dirname(tempDbPath()), 'api-keys.json');
     const noTenant = await runCli(['api-keys', 'add', '--principal', 'x'], { API_KEYS_FILE: file });

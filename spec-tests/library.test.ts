@@ -193,6 +193,12 @@ describe('createServer({ listen: false }): every face mounted in an app of yours
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const listed = await rpc(`${url}/`, 'ListTasks', {});
     expect(listed.result?.tasks).toEqual([]);
+    // Once closed, the app's requests are turned away (503), not failed on a closed store.
+    await server.close();
+    const after = await fetch(`${url}/v1/jobs`);
+    expect(after.status).toBe(503);
+    expect(after.headers.get('retry-after')).toBe('1');
+    expect((await after.json()).detail).toContain('taskhandle is stopping');
   });
 
   it('needs publicUrl, and credentials or allowAnonymous: it cannot see who reaches the app', async () => {

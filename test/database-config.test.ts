@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/error.js';
-import { describeDatabase, loadConfig } from '../src/config/settings.js';
+import { settingsOfOptions } from '../src/config/options.js';
+import { loadConfig } from '../src/config/settings.js';
 import { dataLocation } from '../src/server/listening.js';
 
 describe('loadConfig: the store', () => {
@@ -41,21 +42,30 @@ describe('loadConfig: the store', () => {
 
   it('never shows a password in a message or a log field', () => {
     const url = 'postgres://app:hunter2@db:5432/tasks?password=hunter3';
-    const shown = describeDatabase(loadConfig({ DATABASE_URL: url }).database);
-    expect(JSON.stringify(shown)).not.toMatch(/hunter/);
-    expect(shown).toEqual({
-      kind: 'postgres',
-      url: 'postgres://app:***@db:5432/tasks?password=***',
-      schema: 'public',
-    });
-    let message = '';
-    try {
-      loadConfig({ DATABASE_URL: 'mysql://app:hunter2@db/tasks' });
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      message = (err as Error).message;
-    }
-    expect(message).toContain('DATABASE_URL=mysql://app:***@db/tasks');
+    // As the store's refusals name it (server/backend.ts): from the environment, and as an option.
+    expect(loadConfig({ DATABASE_URL: url }).given('DATABASE_URL')).toBe(
+      'DATABASE_URL=postgres://app:***@db:5432/tasks?password=***',
+    );
+    const option = settingsOfOptions({ database: url });
+    expect(loadConfig(option.env, option.given).given('DATABASE_URL')).toBe(
+      'database="postgres://app:***@db:5432/tasks?password=***"',
+    );
+    const refusal = (env: Record<string, string>, given = new Map<string, { shown: string }>()) => {
+      try {
+        loadConfig(env, given);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      throw new Error('loadConfig accepted it');
+    };
+    expect(refusal({ DATABASE_URL: 'mysql://app:hunter2@db/tasks' })).toContain(
+      'DATABASE_URL=mysql://app:***@db/tasks: expected sqlite:<path>',
+    );
+    const mysql = settingsOfOptions({ database: 'mysql://app:hunter2@db/tasks' });
+    expect(refusal(mysql.env, mysql.given)).toContain(
+      'database="mysql://app:***@db/tasks": expected sqlite:<path>',
+    );
   });
 });
 

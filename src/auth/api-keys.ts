@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { z } from 'zod';
+import { ensurePrivateDir } from '../files/private-modes.js';
 import type { Principal } from './principal.js';
 
 /** API keys start with this, so a bearer token is recognisably a key and not a JWT. */
@@ -101,6 +103,8 @@ export function addApiKey(file: string, principal: string, tenant: string, label
   const entries = readEntries(file);
   const key = newApiKey();
   const entry = Entry.parse({ principal, tenant, keyHash: hashApiKey(key), label });
+  // The first key may be the first thing in its folder (`./data` of a new checkout).
+  ensurePrivateDir(dirname(file), undefined);
   // Written aside and renamed: a server rereading the file never sees half of it.
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify([...entries, entry], null, 2)}\n`, { mode: 0o600 });

@@ -1,7 +1,7 @@
 import { didYouMean } from '../words/did-you-mean.js';
 import { kindOf } from '../words/zod-words.js';
 import { ConfigError } from './error.js';
-import { SETTINGS } from './settings.js';
+import { redactUrl, SETTINGS } from './settings.js';
 
 /** A setting's name as the environment spells it (`PORT`, `DATABASE_URL`). */
 export type SettingName = keyof typeof SETTINGS.shape;
@@ -82,7 +82,9 @@ export function settingsOfOptions(options: Readonly<Record<string, unknown>>): {
           'the options are the settings of docs/settings.md in camelCase (PORT -> port, MAX_BODY_BYTES -> maxBodyBytes)',
       );
     env[setting] = asSetting(option, value, optionKind(setting));
-    given.set(setting, { shown: `${option}=${shown(value)}` });
+    // A password in the database's URL never reaches an error line.
+    const display = setting === 'DATABASE_URL' && typeof value === 'string' ? redactUrl(value) : value;
+    given.set(setting, { shown: `${option}=${shown(display)}` });
   }
   return { env, given };
 }

@@ -371,7 +371,13 @@ export function loadConfig(
     });
     throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
   }
-  const database = parseDatabaseUrl(parsed.data);
+  const givenAs = (setting: keyof z.infer<typeof Env>): string => {
+    const shown = given.get(setting)?.shown;
+    if (shown !== undefined) return shown;
+    const value = String(parsed.data[setting] ?? '');
+    return `${setting}=${setting === 'DATABASE_URL' ? redactUrl(value) : value}`;
+  };
+  const database = parseDatabaseUrl(parsed.data, givenAs('DATABASE_URL'));
   checkJwtSettings(parsed.data);
   if ((parsed.data.GRPC_TLS_CERT_FILE === undefined) !== (parsed.data.GRPC_TLS_KEY_FILE === undefined))
     throw new ConfigError('GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE: set both (TLS) or neither (plaintext)');
@@ -381,7 +387,7 @@ export function loadConfig(
     ...parsed.data,
     database,
     keysDir: parsed.data.KEYS_DIR ?? join(beside, 'keys'),
-    given: (setting) => given.get(setting)?.shown ?? `${setting}=${String(parsed.data[setting] ?? '')}`,
+    given: givenAs,
   };
 }
 
@@ -399,25 +405,21 @@ function checkJwtSettings(e: z.infer<typeof Env>): void {
 }
 
 /** `sqlite:<path>`, `sqlite::memory:`, `file:<path>`, or `postgres://...` (with its schema and pool size). */
-function parseDatabaseUrl(e: z.infer<typeof Env>): DatabaseConfig {
+function parseDatabaseUrl(e: z.infer<typeof Env>, named: string): DatabaseConfig {
   const url = e.DATABASE_URL;
   const match = /^(?:sqlite|file):(?:\/\/)?(.+)$/.exec(url);
   if (match?.[1]) return { kind: 'sqlite', path: match[1] };
   if (/^postgres(ql)?:\/\//.test(url)) {
-    if (!URL.canParse(url)) throw new ConfigError(`DATABASE_URL=${redactUrl(url)}: not a valid URL`);
+    if (!URL.canParse(url)) throw new ConfigError(`${named}: not a valid URL`);
     return { kind: 'postgres', url, schema: e.DATABASE_SCHEMA, poolMax: e.DATABASE_POOL_MAX };
   }
   throw new ConfigError(
-    `DATABASE_URL=${redactUrl(url)}: expected sqlite:<path> (for example sqlite:./data/taskhandle.db) or postgres://user@host:5432/database`,
+    `${named}: expected sqlite:<path> (for example sqlite:./data/taskhandle.db) or postgres://user@host:5432/database`,
   );
 }
 
-/** The database as logs may show it: a password in the URL is masked. */
-export function describeDatabase(d: DatabaseConfig): Record<string, string> {
-  return d.kind === 'sqlite' ? d : { kind: d.kind, url: redactUrl(d.url), schema: d.schema };
-}
-
-function redactUrl(url: string): string {
+/** `url` with its password masked (`postgres://u:***@host/db`), for messages and logs. */
+export function redactUrl(url: string): string {
   if (!URL.canParse(url)) return url.replace(/:[^:@/]*@/, ':***@');
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '***';

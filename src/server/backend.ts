@@ -7,7 +7,7 @@ import { operatorsOf } from '../auth/operators.js';
 import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { ConfigError } from '../config/error.js';
-import { type Config, describeDatabase } from '../config/settings.js';
+import type { Config } from '../config/settings.js';
 import { Engine } from '../engine/engine.js';
 import { EventHub } from '../engine/events.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
@@ -241,13 +241,12 @@ function claimPolicy(config: Config, skills: readonly AnySkill[]): ClaimPolicy {
 
 /** Why the store did not open, in words that say what to do. */
 function storeRefusal(config: Config, err: Error & { code?: string; pid?: number }): ConfigError {
-  const where = describeDatabase(config.database);
   if (err.code === 'database-in-use')
     return new ConfigError(
-      `DATABASE_URL=sqlite:${where.path}: the database is in use by another taskhandle server` +
+      `${config.given('DATABASE_URL')}: the database is in use by another taskhandle server` +
         `${err.pid === undefined ? '' : ` (pid ${err.pid})`}. A SQLite database serves one server at a time: ` +
         'stop the other one, or give this one a file of its own (DATABASE_URL=sqlite:./data/other.db). ' +
         'To run several servers on the same tasks, use PostgreSQL (DATABASE_URL=postgres://user@host:5432/db).',
     );
-  return new ConfigError(`DATABASE_URL=${where.url ?? where.path}: cannot open the store (${err.message})`);
+  return new ConfigError(`${config.given('DATABASE_URL')}: cannot open the store (${err.message})`);
 }

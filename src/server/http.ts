@@ -44,6 +44,8 @@ export interface HttpSide {
   publish(card: PublishedCard, keys: SigningKeys): void;
   /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
   handler: A2ARequestHandler;
+  /** From now on every request is answered 503 (the ordered stop has begun). */
+  stopTaking(): void;
 }
 
 export function buildHttp(backend: Backend, config: Config, logger: Logger): HttpSide {
@@ -181,7 +183,14 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const listener = (req: IncomingMessage, res: ServerResponse) =>
     traceRequest(req, res, routes, () => serve(req, res));
   const server: Server = createServer(listener);
+  let stopped = false;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
+    // Once the stop begins, a request on a kept-alive connection, or through an app that mounts the
+    // faces, is turned away before it reaches a store that is about to close.
+    if (stopped) {
+      refuseStopped(res);
+      return;
+    }
     inFlight.track(res);
     requests?.track(req, res);
     // The JSON-RPC endpoint is the hot path: served without the framework's router and parsers.
@@ -205,7 +214,22 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     card = published;
     keys = signing;
   };
-  return { server, listener, inFlight, shutdown, publish, handler };
+  const stopTaking = () => {
+    stopped = true;
+  };
+  return { server, listener, inFlight, shutdown, publish, handler, stopTaking };
+}
+
+/** 503 in problem form, and the connection closed: the caller retries elsewhere or after the restart. */
+function refuseStopped(res: ServerResponse): void {
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    detail: 'taskhandle is stopping; retry on another instance or once it is back (tasks are kept)',
+  });
+  res.writeHead(503, { 'Content-Type': 'application/problem+json', 'Retry-After': '1', Connection: 'close' });
+  res.end(body);
 }
 
 /**

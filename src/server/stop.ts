@@ -31,6 +31,7 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
   return () => {
     stopping ??= (async () => {
       logger.info('shutting down: no new connections');
+      http.stopTaking();
       const closed = new Promise<void>((resolve) => http.server.close(() => resolve()));
       http.server.closeIdleConnections();
       const grpcDrained = grpc?.drain();
