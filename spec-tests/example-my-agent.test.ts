@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, run } from './package-project.js';
-import { type Served, serve } from './served.js';
+import { type Served, ServedSet, serve } from './served.js';
 
 const EXAMPLE = join(ROOT, 'examples/my-agent');
 const README = readFileSync(join(EXAMPLE, 'README.md'), 'utf8');
@@ -57,12 +57,8 @@ const BINARY = 'npx taskhandle serve --skills ./skills.mjs';
 
 describe('examples/my-agent: the README, as printed, against the example', () => {
   let dir = '';
-  const servers = new Map<string, Served>();
-  const server = (name: string): Served => {
-    const s = servers.get(name);
-    if (!s) throw new Error(`${name} did not start`);
-    return s;
-  };
+  const servers = new ServedSet();
+  const server = (name: string): Served => servers.get(name);
 
   beforeAll(async () => {
     assertBuilt();
@@ -77,7 +73,7 @@ describe('examples/my-agent: the README, as printed, against the example', () =>
     const urlOf = (line: Record<string, unknown>) =>
       line.msg === 'taskhandle listening' ? String(line.url) : undefined;
     // Each is kept as soon as it listens: afterAll stops it even when the other fails to start.
-    const keep = (name: string) => (s: Served) => void servers.set(name, s);
+    const { keep } = servers;
     await Promise.all([
       serve(process.execPath, ['server.mjs'], { cwd: EXAMPLE, env: env('server.db'), urlOf }).then(
         keep(SERVER),
@@ -92,7 +88,7 @@ describe('examples/my-agent: the README, as printed, against the example', () =>
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([...servers.values()].map((s) => s.stop()));
+    await servers.stopAll();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -198,7 +198,7 @@ describe('createServer({ listen: false }): every face mounted in an app of yours
     const after = await fetch(`${url}/v1/jobs`);
     expect(after.status).toBe(503);
     expect(after.headers.get('retry-after')).toBe('1');
-    expect((await after.json()).detail).toContain('taskhandle is stopping');
+    expect(((await after.json()) as { detail: string }).detail).toContain('taskhandle is stopping');
   });
 
   it('needs publicUrl, and credentials or allowAnonymous: it cannot see who reaches the app', async () => {

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDLE, skillMessage } from './a2a.js';
 import { assertBuilt, makeProject, pack, run } from './package-project.js';
-import { type Served, serve } from './served.js';
+import { type Served, ServedSet, serve } from './served.js';
 import { openSse } from './sse.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
@@ -47,13 +47,9 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
   let dir = '';
   let project = '';
   let files: string[] = [];
-  const servers = new Map<string, Served>();
+  const servers = new ServedSet();
   const timings: Record<string, number | string> = {};
-  const server = (name: string): Served => {
-    const s = servers.get(name);
-    if (!s) throw new Error(`${name} did not start`);
-    return s;
-  };
+  const server = (name: string): Served => servers.get(name);
 
   beforeAll(async () => {
     assertBuilt();
@@ -69,7 +65,7 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
     // Only what a user's shell has: nothing of vitest's environment leaks into the servers.
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir };
     // Each is kept as soon as it listens: afterAll stops it even when the other fails to start.
-    const keep = (name: string) => (s: Served) => void servers.set(name, s);
+    const { keep } = servers;
     await Promise.all([
       serve(process.execPath, ['serve.mjs', join(dir, 'script.db')], {
         cwd: project,
@@ -93,7 +89,7 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
   }, 300_000);
 
   afterAll(async () => {
-    await Promise.all([...servers.values()].map((s) => s.stop()));
+    await servers.stopAll();
     if (dir) rmSync(dir, { recursive: true, force: true });
     console.info(`package.test.ts timings: ${JSON.stringify(timings)}`);
   });

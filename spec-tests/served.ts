@@ -65,3 +65,21 @@ export function serve(command: string, args: string[], o: ServeOptions): Promise
     });
   });
 }
+
+/** The servers a test file started, by name: `keep(name)` files one as it starts, `stopAll()` ends them. */
+export class ServedSet {
+  readonly #servers = new Map<string, Served>();
+
+  keep = (name: string) => (served: Served) => void this.#servers.set(name, served);
+
+  /** The server started as `name`; a test that needs one that did not start fails saying so. */
+  get(name: string): Served {
+    const served = this.#servers.get(name);
+    if (!served) throw new Error(`${name} did not start`);
+    return served;
+  }
+
+  stopAll(): Promise<(number | null)[]> {
+    return Promise.all([...this.#servers.values()].map((s) => s.stop()));
+  }
+}

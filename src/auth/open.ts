@@ -2,7 +2,7 @@ import { ConfigError } from '../config/error.js';
 import { requireReadableFile } from '../files/required-file.js';
 import { ApiKeys } from './api-keys.js';
 import { Authenticator } from './authenticator.js';
-import { JwtVerifier } from './jwt-verifier.js';
+import { type JwtOptions, JwtVerifier } from './jwt-verifier.js';
 
 /** Loopback hosts, where an anonymous server is reachable from this machine only. */
 export const isLoopback = (host: string): boolean =>
@@ -12,16 +12,7 @@ export const isLoopback = (host: string): boolean =>
 export interface AuthSettings {
   apiKeysFile?: string;
   /** JWT verification, when a key source (URL or file), the issuer and the audience are set. */
-  jwt?: {
-    jwksUrl?: string;
-    jwksFile?: string;
-    issuer: string;
-    audience: string;
-    tenantClaim: string;
-    principalClaim: string;
-    skillsClaim?: string;
-    rolesClaim?: string;
-  };
+  jwt?: Omit<JwtOptions, 'clock'>;
   /** HOST: whether anonymous callers reach it from this machine only. */
   host: string;
   allowAnonymous: boolean;
