@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Answered } from '../src/engine/answer.js';
-import { Engine, type EngineOptions } from '../src/engine/engine.js';
-import { EventHub } from '../src/engine/events.js';
+import { composeEngine } from '../src/engine/compose.js';
+import type { Engine, EngineOptions } from '../src/engine/engine.js';
+import type { EventHub } from '../src/engine/events.js';
 import type { CallerPolicy } from '../src/engine/grant.js';
-import { Journal } from '../src/engine/journal.js';
+import type { Journal } from '../src/engine/journal.js';
 import type { EngineLimits } from '../src/engine/limits.js';
 import type { EngineObserver } from '../src/engine/observer.js';
 import { SkillRegistry } from '../src/engine/registry.js';
@@ -52,11 +53,11 @@ export interface Harness {
 export function harness(dir: string, o: HarnessOptions): Harness {
   const path = join(dir, 'tasks.db');
   const store = new SqliteStore({ path });
-  const hub = new EventHub();
   const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id);
-  const journal = new Journal({ store, hub, clock: o.clock, observer: o.observer });
-  const engine = new Engine({
-    journal,
+  const { hub, journal, engine } = composeEngine({
+    store,
+    clock: o.clock,
+    observer: o.observer,
     skills,
     maxTtlMs: o.maxTtlMs ?? 86_400_000,
     limits: o.limits,

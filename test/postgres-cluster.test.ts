@@ -4,9 +4,8 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../spec-tests/postgres.js';
 import { tenantOf } from '../src/auth/principal.js';
-import { Engine } from '../src/engine/engine.js';
-import { EventHub } from '../src/engine/events.js';
-import { Journal } from '../src/engine/journal.js';
+import { composeEngine } from '../src/engine/compose.js';
+import type { Engine } from '../src/engine/engine.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import type { Runner, RunnerOptions } from '../src/engine/runner.js';
 import type { StoreChange } from '../src/engine/store-port.js';
@@ -32,9 +31,8 @@ const open: Instance[] = [];
 
 async function instance(): Promise<Instance> {
   const store = await PostgresStore.open({ url: postgresUrl, schema, poolMax: 5, logger });
-  const journal = new Journal({ store, hub: new EventHub() });
-  const engine = new Engine({
-    journal,
+  const { journal, engine } = composeEngine({
+    store,
     skills: new SkillRegistry(t.skills, 'quick'),
     maxTtlMs: 86_400_000,
     cancelGraceMs: 60_000,

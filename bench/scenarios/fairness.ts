@@ -5,9 +5,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { tenantOf } from '../../src/auth/principal.js';
-import { Engine } from '../../src/engine/engine.js';
-import { EventHub } from '../../src/engine/events.js';
-import { Journal } from '../../src/engine/journal.js';
+import { composeEngine } from '../../src/engine/compose.js';
 import { SkillRegistry } from '../../src/engine/registry.js';
 import { Runner } from '../../src/engine/runner.js';
 import { defineSkill } from '../../src/engine/skill.js';
@@ -122,9 +120,8 @@ async function open(kind: 'sqlite' | 'postgres', o: FairnessOptions): Promise<Op
 
 async function waits(kind: 'sqlite' | 'postgres', o: FairnessOptions): Promise<FairnessResult['wait']> {
   const { store, close } = await open(kind, o);
-  const journal = new Journal({ store, hub: new EventHub() });
-  const engine = new Engine({
-    journal,
+  const { journal, engine } = composeEngine({
+    store,
     skills: new SkillRegistry([hold], 'hold'),
     maxTtlMs: 3_600_000,
     cancelGraceMs: 1000,

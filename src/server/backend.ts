@@ -8,11 +8,11 @@ import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { ConfigError } from '../config/error.js';
 import type { Config } from '../config/settings.js';
-import { Engine } from '../engine/engine.js';
-import { EventHub } from '../engine/events.js';
+import { composeEngine } from '../engine/compose.js';
+import type { Engine } from '../engine/engine.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
 import { anonymousTaskId } from '../engine/ids.js';
-import { Journal } from '../engine/journal.js';
+import type { Journal } from '../engine/journal.js';
 import { SkillRegistry } from '../engine/registry.js';
 import { Sweeper } from '../engine/retention.js';
 import { Runner } from '../engine/runner.js';
@@ -103,11 +103,10 @@ export async function buildBackend(
       throw storeRefusal(config, err);
     },
   );
-  const hub = new EventHub();
   let baseUrl = '';
-  const journal = new Journal({ store, hub, observer: metrics?.engine });
-  const engine = new Engine({
-    journal,
+  const { journal, engine } = composeEngine({
+    store,
+    observer: metrics?.engine,
     skills,
     // Anonymous callers reach a task by its id alone: fully random ids, and a shorter life.
     maxTtlMs: authenticator.anonymous
