@@ -5,31 +5,21 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
-import { type PublishedCard, REST_PATH, serveCard } from '../faces/a2a/agent-card.js';
+import type { PublishedCard } from '../faces/a2a/agent-card.js';
 import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
 import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
-import { restRouter } from '../faces/a2a/rest.js';
 import { TaskCache } from '../faces/a2a/task-cache.js';
 import type { Audit } from '../faces/audit.js';
-import { CONSOLE_PATH, consoleRouter } from '../faces/console/router.js';
-import { home } from '../faces/home.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
 import { InFlight } from '../faces/http/in-flight.js';
 import { problem } from '../faces/http/problem.js';
-import { INBOX_PATH, inboxRouter } from '../faces/inbox/router.js';
-import { jobsRouter } from '../faces/jobs/router.js';
-import {
-  PROTECTED_RESOURCE_PATH,
-  protectedResourceUrl,
-  serveProtectedResource,
-} from '../faces/mcp/protected-resource.js';
-import { MCP_PATH, mcpRouter } from '../faces/mcp/router.js';
-import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
+import { METRICS_PATH } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import { traceRequest } from '../telemetry/http-spans.js';
 import type { Backend } from './backend.js';
 import { FACE_PATHS } from './face-paths.js';
+import { type FaceContext, mounts } from './mounts.js';
 
 /** The HTTP side over the backend: every face mounted on one Node server, not yet listening. */
 export interface HttpSide {
@@ -49,7 +39,7 @@ export interface HttpSide {
 }
 
 export function buildHttp(backend: Backend, config: Config, logger: Logger): HttpSide {
-  const { engine, store, admit } = backend;
+  const { engine, admit } = backend;
   let card: PublishedCard | undefined;
   let keys: SigningKeys | undefined;
   const currentCard = () => {
@@ -101,67 +91,21 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
 
   const app = express();
   app.disable('x-powered-by');
-  app.get(FACE_PATHS.agentCard, serveCard(currentCard));
-  app.get('/', home(currentCard));
-  // The public keys that verify our webhook notifications' signatures.
-  app.get('/.well-known/jwks.json', async (_req, res) => {
-    // The folder is read now (when it changed), not at the next timer: a key that another instance or
-    // `keys rotate` just wrote, and may already sign with, is published by every instance at once.
-    await keys
-      ?.reload()
-      .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
-    res.set('Cache-Control', 'public, max-age=60').json(keys?.jwks());
-  });
-  app.get('/healthz', async (_req, res) => {
-    try {
-      await store.ping();
-      res.json({ status: 'ok' });
-    } catch (err) {
-      logger.error({ err }, 'health check: store unreachable');
-      res.status(503).json({ status: 'unavailable', reason: 'store unreachable' });
-    }
-  });
-  // With a token, the metrics are served here too (docs/metrics.md); else only on METRICS_PORT, if set.
-  if (backend.metrics && config.METRICS_TOKEN !== undefined)
-    app.all(METRICS_PATH, metricsEndpoint(backend.metrics.registry, config.METRICS_TOKEN, logger));
-  app.use(REST_PATH, restRouter({ handler, admit, logger, ...bodyAndStreams }));
-  // The approvals inbox: a page for people, answering through the same engine and credentials.
-  app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, ...bodyAndStreams }));
-  // The operator console: every principal's tasks, for OPERATORS (docs/console.md).
-  app.use(CONSOLE_PATH, consoleRouter({ engine, admit, audit, ...bodyAndStreams }));
-  // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
-  app.use(
-    '/v1',
-    jobsRouter({ engine, admit, audit, extendedSkills: backend.extendedSkills, ...bodyAndStreams }),
-  );
-  // The same tasks for MCP clients: skills as tools, tasks as MCP tasks (docs/mcp.md).
-  const version = () => currentCard().sdk.version;
-  const issuer = config.JWT_ISSUER;
-  if (issuer !== undefined) {
-    const metadata = serveProtectedResource({ baseUrl: backend.baseUrl, issuer });
-    app.get([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`], metadata);
+  const faces: FaceContext = {
+    backend,
+    config,
+    logger,
+    engine,
+    admit,
+    audit,
+    handler,
+    currentCard,
+    bodyAndStreams,
+  };
+  for (const m of mounts(faces, () => keys)) {
+    if (m.method === 'use') app.use(m.path, m.serve);
+    else app[m.method](m.path, m.serve);
   }
-  const resourceMetadataUrl = () =>
-    issuer === undefined ? undefined : protectedResourceUrl(backend.baseUrl());
-  app.use(
-    MCP_PATH,
-    mcpRouter({
-      engine,
-      admit,
-      audit,
-      version,
-      resourceMetadataUrl,
-      baseUrl: backend.baseUrl,
-      allowedOrigins: new Set(
-        config.MCP_ALLOWED_ORIGINS.split(',')
-          .map((o) => o.trim())
-          .filter(Boolean)
-          .map((o) => new URL(o).origin),
-      ),
-      blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
-      ...bodyAndStreams,
-    }),
-  );
   app.use((_req, res) =>
     problem(res, 404, 'No such endpoint; the agent card lists the ones this agent serves'),
   );
