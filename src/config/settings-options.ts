@@ -267,6 +267,12 @@ export interface Settings {
    */
   anonymousMaxTtlMs?: number;
   /**
+   * host names an anonymous server answers to besides loopback names, IP addresses and the `PUBLIC_URL`
+   * host (comma-separated); a request naming another in `Host` or `Origin` gets 403 (DNS rebinding).
+   * Setting `ALLOWED_HOSTS`; default (empty).
+   */
+  allowedHosts?: readonly string[];
+  /**
    * browser origins besides its own and loopback that may call `/mcp` (comma-separated, e.g.
    * `http://localhost:6274`); others get 403. Setting `MCP_ALLOWED_ORIGINS`; default (empty).
    */

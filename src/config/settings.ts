@@ -253,6 +253,16 @@ const Env = z.object({
     .default('false')
     .meta(doc('`true`: serve anonymous callers on a non-loopback `HOST`')),
   ANONYMOUS_MAX_TTL_MS: int(1000).default(DAY).meta(doc('retention cap when callers are anonymous')),
+  ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .meta(
+      doc(
+        'host names an anonymous server answers to besides loopback names, IP addresses and the `PUBLIC_URL` host (comma-separated); a request naming another in `Host` or `Origin` gets 403 (DNS rebinding)',
+        undefined,
+        'list',
+      ),
+    ),
   MCP_ALLOWED_ORIGINS: z
     .string()
     .default('')

@@ -94,7 +94,13 @@ export async function buildBackend(
         faces,
       )
     : undefined;
-  const admit = admission(authenticator, limiter, metrics?.http.refused);
+  let baseUrl = '';
+  const hosts = {
+    baseUrl: () => baseUrl,
+    hosts: new Set(list(config.ALLOWED_HOSTS).map((h) => h.toLowerCase())),
+    origins: new Set(list(config.MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin)),
+  };
+  const admit = admission(authenticator, limiter, metrics?.http.refused, hosts);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
   });
@@ -103,7 +109,6 @@ export async function buildBackend(
       throw storeRefusal(config, err);
     },
   );
-  let baseUrl = '';
   const { journal, engine } = composeEngine({
     store,
     observer: metrics?.engine,
@@ -179,6 +184,12 @@ export async function buildBackend(
     baseUrl: () => baseUrl,
   };
 }
+
+const list = (setting: string): string[] =>
+  setting
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The settings of who may call, for auth/open.ts. */
 export function authSettingsOf(config: Config, mounted: boolean): AuthSettings {

@@ -68,7 +68,7 @@ function ownError(transport: Transport, message: string, statusCode: number, env
 export const TASKHANDLE_ERROR_CODE = {
   UNAUTHENTICATED: -32050,
   RATE_LIMITED: -32051,
-  /** HTTP 403: a skill the caller may not use. */
+  /** HTTP 403: a skill the caller may not use; a request to an anonymous server naming another host. */
   FORBIDDEN: -32052,
   /** HTTP 429: the caller has MAX_ACTIVE_TASKS unfinished tasks. */
   TOO_MANY_TASKS: -32053,
@@ -78,4 +78,5 @@ export const TASKHANDLE_ERROR_CODE = {
 export const REFUSAL_CODES: Record<Refusal['kind'], { code: number; restStatus: string }> = {
   unauthenticated: { code: TASKHANDLE_ERROR_CODE.UNAUTHENTICATED, restStatus: 'UNAUTHENTICATED' },
   'rate-limited': { code: TASKHANDLE_ERROR_CODE.RATE_LIMITED, restStatus: 'RESOURCE_EXHAUSTED' },
+  'foreign-host': { code: TASKHANDLE_ERROR_CODE.FORBIDDEN, restStatus: 'PERMISSION_DENIED' },
 };

@@ -48,7 +48,12 @@ export async function admitCall(
       message: `A2A-Version ${unsupported(version)} over gRPC: this service speaks 1.0 (send A2A-Version: 1.0, or none); v0.3 peers: use JSON-RPC or HTTP+JSON`,
       metadata: { supportedVersions: '1.0' },
     });
-  const auth = await admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
+  // The call's :authority is its Host: a browser cannot make a gRPC call, but the rule is one.
+  const caller = {
+    headers: { ...headers, host: call.getHost() },
+    socket: { remoteAddress: addressOf(call.getPeer()) },
+  };
+  const auth = await admit(caller);
   if (!auth.ok) throw refusalError(auth.refusal);
   // grpc-js hands unary calls a writable stream too: the method says which kind this is.
   const streaming = STREAMING_METHOD.test(call.getPath());

@@ -3,14 +3,15 @@ import type { Authenticator, AuthFailure } from '../../auth/authenticator.js';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { RateLimiter } from '../../auth/rate-limiter.js';
 import type { BodyLimits } from './body.js';
+import { foreignHost, type HostRule } from './host-guard.js';
 
 /**
  * Why a request is turned away before it reaches a protocol: its kind, HTTP status, headers and
  * message. Each face words it in its own shape (the A2A face maps `kind` to its error codes).
  */
 export interface Refusal {
-  kind: 'unauthenticated' | 'rate-limited';
-  status: 401 | 429;
+  kind: 'unauthenticated' | 'rate-limited' | 'foreign-host';
+  status: 401 | 403 | 429;
   headers: Record<string, string>;
   message: string;
   /** Why credentials were refused (`unauthenticated` only). */
@@ -28,14 +29,24 @@ export interface Caller {
 /**
  * Who may send this request: an authenticated principal (401 otherwise) within its request rate
  * (429 with Retry-After otherwise). Anonymous callers are one principal, so their rate is counted
- * per client address. `refused` hears every refusal (metrics).
+ * per client address. On a server that serves anonymous callers, a request must name the server
+ * (`hosts`, see host-guard.ts; 403 otherwise): with credentials required, a browser has none to lend
+ * a rebinding page (the faces read headers, never cookies). `refused` hears every refusal (metrics).
  */
 export function admission(
   authenticator: Authenticator,
   limiter?: RateLimiter,
   refused: (refusal: Refusal) => void = () => {},
+  hosts?: HostRule,
 ): (req: Caller) => Promise<Admission> {
+  const hostRule = authenticator.anonymous ? hosts : undefined;
   return async (req): Promise<Admission> => {
+    const foreign = hostRule && foreignHost(req.headers, hostRule);
+    if (foreign !== undefined) {
+      const refusal: Refusal = { kind: 'foreign-host', status: 403, headers: {}, message: foreign };
+      refused(refusal);
+      return { ok: false, refusal };
+    }
     const auth = await authenticator.authenticate(req.headers);
     if (!auth.ok) {
       const refusal: Refusal = {

@@ -1,0 +1,80 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+
+/**
+ * DNS rebinding: a web page on `evil.example` rebinds its own name to 127.0.0.1 and calls the
+ * server from its visitor's browser, which sends `Host: evil.example:41241` and, from a script,
+ * `Origin: http://evil.example:41241`. A server that serves anonymous callers would take it as the
+ * local user. So on such a server a request must name the server itself: its Host a loopback
+ * name, an IP address (a rebinding page never has one: its name is the attack), the PUBLIC_URL
+ * host or one ALLOWED_HOSTS lists; a browser's Origin this server's own, a loopback one, a host of
+ * those, or an origin MCP_ALLOWED_ORIGINS lists. A request without Host or Origin (a client that is
+ * not a browser, HTTP/1.0, a gRPC call without authority) passes: browsers always send Host.
+ */
+export interface HostRule {
+  /** The server's public base URL (PUBLIC_URL, else where it listens); empty until it listens. */
+  baseUrl: () => string;
+  /** ALLOWED_HOSTS: further host names (lower-case, no port). */
+  hosts: ReadonlySet<string>;
+  /** Further browser origins (MCP_ALLOWED_ORIGINS), as `URL.origin`. */
+  origins: ReadonlySet<string>;
+}
+
+const isLoopbackName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
+
+/** `Host: a.b:41241` -> `a.b`; `[::1]:41241` -> `::1` (lower-case). */
+function hostName(host: string): string {
+  const h = host.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
+}
+
+const isLoopbackAddress = (ip: string): boolean => /^127\.\d+\.\d+\.\d+$/.test(ip) || ip === '::1';
+
+/**
+ * Why this request does not name the server, in words naming the setting that would let it; or
+ * undefined when it does.
+ */
+export function foreignHost(headers: IncomingHttpHeaders, rule: HostRule): string | undefined {
+  const host = headers.host;
+  const publicHost = () => {
+    const base = rule.baseUrl();
+    return base ? new URL(base).hostname.replace(/^\[|\]$/g, '') : '';
+  };
+  if (host !== undefined && host !== '') {
+    const name = hostName(host);
+    const own = isIP(name) !== 0 || isLoopbackName(name) || rule.hosts.has(name) || name === publicHost();
+    if (!own)
+      return (
+        `Host ${JSON.stringify(host.slice(0, 200))} is not a name of this server, which serves anonymous callers ` +
+        '(a page rebinding its name to this address would be taken for the local user); ' +
+        'an operator who means it lists the name in ALLOWED_HOSTS (comma-separated), or sets PUBLIC_URL'
+      );
+  }
+  const origin = headers.origin;
+  if (origin === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined; // "null" (a sandboxed page, a file) and anything unparsable
+  }
+  if (url) {
+    const name = url.hostname.replace(/^\[|\]$/g, '');
+    const base = rule.baseUrl();
+    if (
+      (base && url.origin === new URL(base).origin) ||
+      rule.origins.has(url.origin) ||
+      isLoopbackName(name) ||
+      isLoopbackAddress(name) ||
+      rule.hosts.has(name) ||
+      name === publicHost()
+    )
+      return undefined;
+  }
+  return (
+    `Origin ${JSON.stringify(origin.slice(0, 200))} is a page of another site, and this server serves anonymous callers; ` +
+    'an operator who trusts it lists its host in ALLOWED_HOSTS (or, for /mcp, the origin in MCP_ALLOWED_ORIGINS)'
+  );
+}
