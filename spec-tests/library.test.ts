@@ -115,6 +115,15 @@ describe('createServer', () => {
     );
   });
 
+  it('a start refused after the store opened lets the store and the port go (a bad card template)', async () => {
+    const { database } = base();
+    await expect(
+      createServer({ ...base(), database, port: 0, agentCardFile: '/nonexistent/card.json' }),
+    ).rejects.toBeInstanceOf(ConfigError);
+    const next = await started({ ...base(), database, port: 0 });
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+  });
+
   it('close() is the ordered stop, the same promise every time, and leaves the store free', async () => {
     const { database } = base();
     const first = await createServer({ ...base(), database, port: 0 });

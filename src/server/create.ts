@@ -6,7 +6,7 @@ import { settingsOfOptions } from '../config/options.js';
 import { type Config, loadConfig } from '../config/settings.js';
 import type { Settings } from '../config/settings-options.js';
 import type { Skill } from '../engine/skill.js';
-import { publishCard } from '../faces/a2a/agent-card.js';
+import { type PublishedCard, publishCard } from '../faces/a2a/agent-card.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
 import { renderNotification } from '../faces/a2a/push-body.js';
 import { listenMetrics, metricsEndpoint } from '../metrics/endpoint.js';
@@ -94,42 +94,45 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
   const logger = userLogger ?? pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   const offered = await offeredSkills(config, given);
   const backend = await buildBackend(config, offered, logger, { mounted: !listen });
-  const { store } = backend;
   const http = buildHttp(backend, config, logger);
-  const port = listen
-    ? await listenOn(http.server, config).catch(async (err: Error) => {
-        await store.close();
-        throw err;
-      })
-    : undefined;
-  const url = config.PUBLIC_URL ?? `http://${bracketed(config.HOST)}:${port}`;
-  backend.setBaseUrl(url);
-  const grpc = await startGrpcSide(config, http, backend.admit, logger).catch(async (err: Error) => {
+  // A start that fails past here closes what it opened (a library caller's process goes on: a
+  // listening port or a held SQLite lock must not outlive the refusal).
+  let grpc: GrpcSide | undefined;
+  const undo = async () => {
     http.server.close();
-    await store.close();
-    throw err;
-  });
-  // The card's gRPC target: the public URL's host (clients dial that) and the gRPC port.
-  const grpcFace = grpc && { address: `${new URL(url).hostname}:${grpc.port}`, tls: grpc.tls };
-  const card = publishCard(
-    config.AGENT_CARD_FILE,
-    url,
-    backend.skills.all(),
-    {
-      apiKeys: config.API_KEYS_FILE !== undefined,
-      jwt: config.JWT_ISSUER !== undefined,
-      extendedSkills: backend.extendedSkills,
-    },
-    grpcFace?.address,
-  );
-  const signing = await SigningKeys.open(config.keysDir, { issuer: url, logger }).catch(
-    async (err: Error) => {
-      http.server.close();
-      grpc?.close();
-      await store.close();
+    grpc?.close();
+    await backend.store.close();
+  };
+  let port: number | undefined;
+  let url: string;
+  let card: PublishedCard;
+  let signing: SigningKeys;
+  let grpcFace: { address: string; tls: boolean } | undefined;
+  try {
+    port = listen ? await listenOn(http.server, config) : undefined;
+    url = config.PUBLIC_URL ?? `http://${bracketed(config.HOST)}:${port}`;
+    backend.setBaseUrl(url);
+    grpc = await startGrpcSide(config, http, backend.admit, logger);
+    // The card's gRPC target: the public URL's host (clients dial that) and the gRPC port.
+    grpcFace = grpc && { address: `${new URL(url).hostname}:${grpc.port}`, tls: grpc.tls };
+    card = publishCard(
+      config.AGENT_CARD_FILE,
+      url,
+      backend.skills.all(),
+      {
+        apiKeys: config.API_KEYS_FILE !== undefined,
+        jwt: config.JWT_ISSUER !== undefined,
+        extendedSkills: backend.extendedSkills,
+      },
+      grpcFace?.address,
+    );
+    signing = await SigningKeys.open(config.keysDir, { issuer: url, logger }).catch((err: Error) => {
       throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
-    },
-  );
+    });
+  } catch (err) {
+    await undo();
+    throw err;
+  }
   http.publish(card, signing);
   setAgentName(card.sdk.name);
   const keysReload = setInterval(() => {
