@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AgentCard } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import {
   serveExpectingExit,
   tempDbPath,
   userMessage,
+  writeApiKeys,
 } from './harness.js';
 
 /** Who may call: API keys, the 401s, what stays public, the card, the api-keys command, anonymous use. */
@@ -381,6 +382,23 @@ describe('taskhandle api-keys add', () => {
       expect(await admitted(erin)).toBeLessThan(3500);
       const { task } = await send(erin, userMessage('export 1 row'));
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a server whose keys file is deleted keeps the keys it had and logs an error', async () => {
+    const written = writeApiKeys({ gail: 'acme' });
+    const server = await launch({ apiKeysFile: written, as: 'gail' });
+    try {
+      expect((await server.rpc('ListTasks', {}, V1)).status).toBe(200);
+      rmSync(written.file);
+      // The file is looked at on use, every 2 s at most: keep calling, as callers do.
+      await eventually(async () => {
+        expect((await server.rpc('ListTasks', {}, V1)).status).toBe(200);
+        return server.logs.find((l) => String(l.msg).includes('the file is gone'));
+      }, 8000);
+      expect(server.logs.find((l) => String(l.msg).includes('the file is gone'))?.level).toBe(50);
     } finally {
       await server.stop();
     }

@@ -47,25 +47,43 @@ const RELOAD_CHECK_MS = 2000;
 
 /**
  * The API keys file (`API_KEYS_FILE`): a JSON array of `{ principal, tenant, keyHash, label? }`.
- * Reread when it changes, so that `taskhandle api-keys add` takes effect without a restart.
+ * Reread when it changes, so that `taskhandle api-keys add` takes effect without a restart. Once
+ * loaded, a file that goes missing or invalid keeps the keys loaded before in force (a deleted file
+ * must not lock every caller out, nor a half-written one), and `problem` hears it once per change,
+ * until the file is back (an empty array `[]` is how to revoke every key).
  */
 export class ApiKeys {
   readonly #file: string;
+  readonly #problem: (message: string) => void;
   #byHash = new Map<string, Principal>();
   /** mtime, inode and size: a file replaced within one tick of a coarse clock still differs. */
   #signature = '';
+  /** The signature of a file last refused (missing or invalid): said once, not at every check. */
+  #refused = '';
   #checkedAt = 0;
 
-  constructor(file: string) {
+  constructor(file: string, problem: (message: string) => void = () => {}) {
     this.#file = file;
+    this.#problem = problem;
     this.reload();
   }
 
-  /** Rereads the file if it changed; a file that became invalid keeps the keys loaded before. */
+  /** Rereads the file if it changed; a file that went missing or invalid keeps the keys loaded before. */
   reload(): void {
     const signature = fileSignature(this.#file);
     if (signature === this.#signature) return;
-    const entries = readEntries(this.#file);
+    const loaded = this.#signature !== '';
+    if (signature === 'missing' && loaded) {
+      this.#refuse(signature, 'the file is gone');
+      return;
+    }
+    let entries: ApiKeyEntry[];
+    try {
+      entries = readEntries(this.#file);
+    } catch (err) {
+      if (loaded) this.#refuse(signature, (err as Error).message);
+      throw err;
+    }
     this.#byHash = new Map(
       entries.map((e): [string, Principal] => [
         e.keyHash,
@@ -78,6 +96,15 @@ export class ApiKeys {
       ]),
     );
     this.#signature = signature;
+    this.#refused = '';
+  }
+
+  #refuse(signature: string, why: string): void {
+    if (signature === this.#refused) return;
+    this.#refused = signature;
+    this.#problem(
+      `API_KEYS_FILE=${this.#file}: ${why}; the ${this.#byHash.size} keys loaded before stay in force until the file is back (write [] to revoke every key)`,
+    );
   }
 
   get size(): number {

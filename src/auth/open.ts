@@ -25,7 +25,7 @@ export interface AuthSettings {
  * reach is refused unless ALLOW_ANONYMOUS=true says it is meant; so is serving them from inside an
  * app of the user's (`mounted`), whose reach the server cannot see.
  */
-export function openAuthenticator(o: AuthSettings): Authenticator {
+export function openAuthenticator(o: AuthSettings, problem?: (message: string) => void): Authenticator {
   let apiKeys: ApiKeys | undefined;
   if (o.apiKeysFile) {
     requireReadableFile(
@@ -34,7 +34,7 @@ export function openAuthenticator(o: AuthSettings): Authenticator {
       `make it with a first key: API_KEYS_FILE=${o.apiKeysFile} taskhandle api-keys add --principal NAME --tenant NAME`,
     );
     try {
-      apiKeys = new ApiKeys(o.apiKeysFile);
+      apiKeys = new ApiKeys(o.apiKeysFile, problem);
     } catch (err) {
       throw new ConfigError(`API_KEYS_FILE=${o.apiKeysFile}: ${(err as Error).message}`);
     }

@@ -77,7 +77,9 @@ export async function buildBackend(
   for (const id of extendedSkills) {
     if (!skills.get(id)) throw new ConfigError(`${config.given('EXTENDED_SKILLS')}: no skill "${id}"`);
   }
-  const authenticator = openAuthenticator(authSettingsOf(config, mode.mounted));
+  const authenticator = openAuthenticator(authSettingsOf(config, mode.mounted), (message) =>
+    logger.error({ file: config.API_KEYS_FILE }, message),
+  );
   const operators = settingOf(config, 'OPERATORS', operatorsOf);
   const pushPolicy = settingOf(config, 'PUSH_ALLOW', (allow) =>
     parseAllowList(allow, config.PUSH_ALLOW_PUBLIC === 'true'),

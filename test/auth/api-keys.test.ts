@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiKeys, addApiKey, hashApiKey, newApiKey } from '../../src/auth/api-keys.js';
@@ -141,6 +141,34 @@ describe('ApiKeys', () => {
     touch(file);
     expect(keys.find(fresh, T0 + 2 * CHECK_MS)?.id).toBe('bob');
     expect(keys.find(old, T0 + 2 * CHECK_MS)).toBeUndefined();
+  });
+
+  it('keeps the keys it had when the file is deleted, says so once, and takes the file up when it is back', () => {
+    const file = keysFile();
+    const [old, fresh] = [newApiKey(), newApiKey()];
+    write(file, [entry(old)]);
+    const problems: string[] = [];
+    const keys = new ApiKeys(file, (m) => problems.push(m));
+    rmSync(file);
+    expect(keys.find(old, T0)?.id).toBe('alice');
+    expect(keys.find(old, T0 + CHECK_MS)?.id).toBe('alice');
+    expect(problems).toEqual([
+      `API_KEYS_FILE=${file}: the file is gone; the 1 keys loaded before stay in force until the file is back (write [] to revoke every key)`,
+    ]);
+    write(file, [entry(fresh, 'bob')]);
+    expect(keys.find(fresh, T0 + 2 * CHECK_MS)?.id).toBe('bob');
+    expect(keys.find(old, T0 + 2 * CHECK_MS)).toBeUndefined();
+    // An invalid file is said once too, with what is wrong.
+    write(file, '[{"principal": "ali');
+    touch(file);
+    expect(keys.find(fresh, T0 + 3 * CHECK_MS)?.id).toBe('bob');
+    expect(keys.find(fresh, T0 + 4 * CHECK_MS)?.id).toBe('bob');
+    expect(problems).toHaveLength(2);
+    expect(problems[1]).toContain('not a JSON file');
+    // An empty array is how to revoke every key.
+    write(file, []);
+    touch(file);
+    expect(keys.find(fresh, T0 + 5 * CHECK_MS)).toBeUndefined();
   });
 
   it('takes up a replaced file even when its mtime did not change (coarse filesystem clocks)', () => {
