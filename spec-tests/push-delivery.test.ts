@@ -235,6 +235,24 @@ describe('push notification delivery', () => {
     await verifyAll(hook, agent.url, task.id);
   });
 
+  it("honours a busy receiver's Retry-After, up to PUSH_RETRY_MAX_MS", async () => {
+    const agent = await start({ PUSH_RETRY_MAX_MS: '1500' });
+    // Asks for 1 s first (more than the 50 ms backoff), then for an hour (capped at 1.5 s).
+    const hook = await receiver((req) =>
+      req.index < 2
+        ? { status: req.index === 0 ? 503 : 429, headers: { 'Retry-After': req.index === 0 ? '1' : '3600' } }
+        : { status: 200 },
+    );
+    const { task } = await send(agent, skillMessage('export', { rows: 1 }), inline(hook.url()));
+    await hook.waitFor((all) => all.some(ok));
+    await barrier(agent);
+    const at = hook.received.map((r) => r.at);
+    expect(hook.received.map((r) => r.status)).toEqual([503, 429, 200]);
+    expect((at[1] ?? 0) - (at[0] ?? 0)).toBeGreaterThanOrEqual(950);
+    expect((at[2] ?? 0) - (at[1] ?? 0)).toBeGreaterThanOrEqual(1450);
+    await verifyAll(hook, agent.url, task.id);
+  });
+
   it('a receiver down while the task finishes gets the notification once it is back on its port', async () => {
     const agent = await start();
     const hook = await receiver();

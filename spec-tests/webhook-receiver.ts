@@ -27,6 +27,8 @@ export interface Received {
 export interface Reply {
   status: number;
   delayMs?: number;
+  /** Headers of the answer besides Content-Type (e.g. Retry-After). */
+  headers?: Record<string, string>;
 }
 
 /** Picks the reply to a request (`req.index` counts from 0 over the receiver's life). */
@@ -108,11 +110,11 @@ export async function startReceiver(behaviour: Behaviour = always(200)): Promise
       res.on('close', () => {
         if (!res.writableFinished) entry.closedEarly = true;
       });
-      const { status, delayMs = 0 } = behaviour(entry);
+      const { status, delayMs = 0, headers = {} } = behaviour(entry);
       const answer = () => {
         if (entry.closedEarly) return;
         entry.status = status;
-        res.writeHead(status, { 'Content-Type': 'text/plain' }).end('ok');
+        res.writeHead(status, { 'Content-Type': 'text/plain', ...headers }).end('ok');
       };
       if (delayMs > 0) setTimeout(answer, delayMs).unref();
       else answer();

@@ -239,7 +239,10 @@ export class PushDispatcher {
         status,
       };
     }
-    const retryAt = Math.round(at + backoff(n.attempts, o.retryBaseMs, o.retryMaxMs));
+    // A receiver's Retry-After (429, 503) is honoured up to PUSH_RETRY_MAX_MS: never sooner than it
+    // asks, never later than the policy's longest wait.
+    const asked = Math.min(result.retryAfterMs ?? 0, o.retryMaxMs);
+    const retryAt = Math.round(at + Math.max(backoff(n.attempts, o.retryBaseMs, o.retryMaxMs), asked));
     if (retryAt - n.createdAt > o.maxAgeMs) {
       return { kind: 'dead', at, error: `${result.error}; gave up after ${n.attempts} attempts`, status };
     }

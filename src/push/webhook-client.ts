@@ -31,6 +31,8 @@ export type WebhookResult =
       unresolved?: true;
       /** The address policy refused the URL or the address its name resolved to. */
       refused?: true;
+      /** How long the receiver asked to be left alone (its `Retry-After`, on a retryable answer). */
+      retryAfterMs?: number;
     };
 
 export interface WebhookRequest {
@@ -93,7 +95,7 @@ export async function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
     );
 
     const onResponse = (res: IncomingMessage): void => {
-      const decided = classifyStatus(res.statusCode ?? 0, res.headers.location);
+      const decided = classifyStatus(res.statusCode ?? 0, res.headers.location, res.headers['retry-after']);
       result = decided;
       let read = 0;
       res.on('data', (chunk: Buffer) => {
@@ -141,7 +143,11 @@ export async function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
   });
 }
 
-function classifyStatus(status: number, location: string | undefined): WebhookResult {
+function classifyStatus(
+  status: number,
+  location: string | undefined,
+  retryAfter: string | undefined,
+): WebhookResult {
   if (status >= 200 && status < 300) return { ok: true, status };
   if (status >= 300 && status < 400) {
     // Following would let a public receiver bounce us to an internal address.
@@ -149,7 +155,28 @@ function classifyStatus(status: number, location: string | undefined): WebhookRe
     return { ok: false, status, error: `redirect refused: ${status}${to}`, retryable: false };
   }
   const retryable = status === 408 || status === 425 || status === 429 || status >= 500;
-  return { ok: false, status, error: `receiver answered ${status}`, retryable };
+  const wait = retryable ? retryAfterMs(retryAfter) : undefined;
+  return {
+    ok: false,
+    status,
+    error: `receiver answered ${status}`,
+    retryable,
+    ...(wait === undefined ? {} : { retryAfterMs: wait }),
+  };
+}
+
+/**
+ * A `Retry-After` (RFC 9110 10.2.3: seconds, or an HTTP date) as milliseconds from `now`; undefined
+ * when absent or unreadable (the backoff alone decides then).
+ *
+ * @example retryAfterMs('120') // 120000
+ */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /**

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type RequestListener, type Serv
 import { type AddressInfo, getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllowList } from '../../src/push/address-policy.js';
-import { type LookupFunction, postWebhook } from '../../src/push/webhook-client.js';
+import { type LookupFunction, postWebhook, retryAfterMs } from '../../src/push/webhook-client.js';
 
 interface Received {
   method: string | undefined;
@@ -116,6 +116,24 @@ describe('postWebhook against real receivers', () => {
       status: 400,
       retryable: false,
     });
+  });
+
+  it("reads a retryable answer's Retry-After (seconds or an HTTP date), and ignores it elsewhere", async () => {
+    const busy = await receiver(answer(503, { 'Retry-After': '7' }));
+    expect(await post(`http://127.0.0.1:${busy.port}/`)).toMatchObject({
+      retryable: true,
+      retryAfterMs: 7000,
+    });
+    const refused = await receiver(answer(400, { 'Retry-After': '7' }));
+    expect(await post(`http://127.0.0.1:${refused.port}/`)).not.toHaveProperty('retryAfterMs');
+    expect(retryAfterMs('Wed, 21 Oct 2015 07:28:30 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'))).toBe(
+      30_000,
+    );
+    expect(retryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT', Date.parse('Wed, 21 Oct 2015 08:00:00 GMT'))).toBe(
+      0,
+    );
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(undefined)).toBeUndefined();
   });
 
   it('a redirect is refused and its Location is never requested', async () => {
