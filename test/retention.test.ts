@@ -14,12 +14,14 @@ import {
 } from './engine-harness.js';
 import { tempDirs, waitFor } from './helpers.js';
 import { type TestSkills, testSkills } from './skills.js';
+import { newTask } from './store-contract/context.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 
 const T0 = 1_700_000_000_000;
 const TTL = 1000;
+const DAY = 86_400_000;
 
 let now: number;
 let t: TestSkills;
@@ -41,6 +43,20 @@ afterEach(async () => {
 });
 
 describe('Sweeper', () => {
+  it("forgets the fair share's turns of those idle for a day, and only those", async () => {
+    const queue = () => h.store.createTask(newTask({ createdAt: T0, expiresAt: T0 + 10 * DAY }));
+    await queue();
+    expect(await h.store.claim('w1', T0, 60_000, 1)).toHaveLength(1); // a turn for its tenant and owner
+    now = T0 + DAY;
+    await sweeper.sweep();
+    expect(await h.store.forgetTurns(T0 + 1)).toBe(2); // not a day old yet: kept
+    await queue();
+    expect(await h.store.claim('w1', T0, 60_000, 1)).toHaveLength(1);
+    now = T0 + DAY + 1;
+    await sweeper.sweep();
+    expect(await h.store.forgetTurns(T0 + 1)).toBe(0); // the sweep forgot them
+  });
+
   it('deletes expired tasks with their events, in batches, and keeps the rest', async () => {
     const first = text('first');
     const old = [

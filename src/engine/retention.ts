@@ -11,8 +11,16 @@ export interface SweeperOptions {
 }
 
 /**
- * Deletes tasks whose retention (ttlMs from creation) has passed. Lookups already treat an expired
- * task as not found; the sweeper reclaims the space.
+ * How long the fair share remembers when a tenant or an owner last got a slot: one idle longer
+ * competes as one never served (the turns only break ties), and the table does not grow with every
+ * principal that ever ran a task.
+ */
+const TURN_MEMORY_MS = 86_400_000;
+
+/**
+ * Deletes tasks whose retention (ttlMs from creation) has passed, and the fair share's turns of
+ * tenants and owners idle for a day. Lookups already treat an expired task as not found; the
+ * sweeper reclaims the space.
  */
 export class Sweeper {
   readonly #options: SweeperOptions;
@@ -47,6 +55,7 @@ export class Sweeper {
         await new Promise((r) => setImmediate(r));
       }
       if (total > 0) logger.info({ deleted: total }, 'expired tasks deleted');
+      await store.forgetTurns(clock() - TURN_MEMORY_MS);
     } catch (err) {
       logger.error({ err }, 'retention sweep failed');
     }

@@ -255,6 +255,11 @@ export interface TaskStore {
   /** Deletes up to `limit` tasks whose expiry has passed, with their events, webhooks and notifications. */
   deleteExpired(now: number, limit: number): Promise<number>;
   /**
+   * Forgets the fair share's turns (when a tenant or an owner last got a slot) older than `before`;
+   * returns how many. A turn only breaks ties among those waiting: one long idle competes as new.
+   */
+  forgetTurns(before: number): Promise<number>;
+  /**
    * Adds or replaces (same task and id) a webhook. From the next write on, the writes of the task's
    * events add the notifications it asks for (see `notifiesByDefault`) in their own transaction.
    */

@@ -62,6 +62,21 @@ export function fairnessContract(c: Contract): void {
       expect(order).toEqual([alices[0], bobs[0], alices[1], bobs[1]]);
     });
 
+    it('forgets turns older than asked (tenant and owner), which then compete as never served', async () => {
+      const [alice] = await flood(ALICE, 1, T0);
+      await claim(1, {}, NOW);
+      await finish(alice as string);
+      expect(await c.store.forgetTurns(NOW)).toBe(0);
+      // Alice's tenant and alice herself were served at NOW: two turns.
+      expect(await c.store.forgetTurns(NOW + 1)).toBe(2);
+      expect(await c.store.forgetTurns(NOW + 1)).toBe(0);
+      // With no turn left, alice's next task and bob's compete by their tasks' age alone.
+      const [later] = await flood(ALICE, 1, T0 + 1);
+      const [bob] = await flood(BOB, 1, T0 + 2);
+      expect(await claim(1, {}, NOW + 2)).toEqual([later]);
+      expect(await claim(1, {}, NOW + 3)).toEqual([bob]);
+    });
+
     it('shares a tenant among its principals by their running tasks', async () => {
       const alices = await flood(ALICE, 10, T0);
       const carols = await flood(CAROL, 2, T0 + 100);

@@ -377,6 +377,10 @@ export class PostgresStore implements TaskStore {
     return (await this.#db.query<TaskRow>(Q.overdueInputs, [now, limit])).map(toRecord);
   }
 
+  async forgetTurns(before: number): Promise<number> {
+    return (await this.#db.query(Q.forgetTurns, [before])).length;
+  }
+
   async deleteExpired(now: number, limit: number): Promise<number> {
     return (await this.#db.query(Q.deleteExpired, [now, limit])).length;
   }

@@ -193,6 +193,7 @@ const SQL = {
   overdueInputs: `SELECT * FROM tasks WHERE state = 'input-required' AND input_deadline <= $1
     ORDER BY input_deadline LIMIT $2`,
   // Instances sweep at once: each deletes the expired tasks that no other sweep has locked.
+  forgetTurns: 'DELETE FROM scheduler_turns WHERE last_at < $1 RETURNING 1',
   deleteExpired: `WITH doomed AS (SELECT id FROM tasks WHERE expires_at <= $1
       ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED),
     a AS (DELETE FROM events WHERE task_id IN (SELECT id FROM doomed)),

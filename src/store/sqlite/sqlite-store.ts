@@ -384,6 +384,10 @@ export class SqliteStore implements TaskStore {
     return (this.#q.overdueInputs.all({ now, limit }) as TaskRow[]).map(toRecord);
   }
 
+  async forgetTurns(before: number): Promise<number> {
+    return this.#writes.run(() => this.#q.forgetTurns.run(before).changes);
+  }
+
   async deleteExpired(now: number, limit: number): Promise<number> {
     return this.#writes.run(() => {
       const doomed = this.#q.expired.all(now, limit) as { id: string; owner: string; stored_bytes: number }[];

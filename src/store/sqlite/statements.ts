@@ -80,6 +80,7 @@ const SQL = {
       coalesce(sum(skill = @skill), 0) AS skill_running, count(*) AS running
     FROM tasks WHERE state = 'working' AND expires_at > @now`,
   turnOf: 'SELECT last_at FROM scheduler_turns WHERE key = ?',
+  forgetTurns: 'DELETE FROM scheduler_turns WHERE last_at < ?',
   setTurn: `INSERT INTO scheduler_turns (key, last_at) VALUES (?, ?)
     ON CONFLICT (key) DO UPDATE SET last_at = max(last_at, excluded.last_at)`,
   running: `SELECT tenant, owner, skill, count(*) AS n FROM tasks
