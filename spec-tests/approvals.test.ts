@@ -42,3 +42,49 @@ describe('an approval over A2A: the requester asks, a named approver answers', (
     expect(bobs.metadata['taskhandle.answeredBy']).toBe('acme/bob');
   });
 });
+
+describe('an answer sent with the contextId but no taskId (as ADK sends it)', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme', mallory: 'acme' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const answerByContext = (who: string, contextId: string) =>
+    agent
+      .as(who)
+      .rpc(
+        'SendMessage',
+        {
+          message: {
+            messageId: crypto.randomUUID(),
+            role: 'ROLE_USER',
+            contextId,
+            parts: [{ text: 'approve' }],
+          },
+        },
+        V1,
+      );
+
+  it('is refused naming the one task of that context waiting for the caller, and never another principal’s', async () => {
+    const message = skillMessage('approval', { action: 'Deploy', approver: 'acme/alice' });
+    const created = await agent.rpc(
+      'SendMessage',
+      { message, configuration: { returnImmediately: true } },
+      V1,
+    );
+    const { id, contextId } = created.body.result.task;
+    await agent.waitForState(id, 'TASK_STATE_INPUT_REQUIRED');
+
+    const mine = await answerByContext('alice', contextId);
+    expect(mine.body.error.code).toBe(-32602);
+    expect(mine.body.error.message).toContain(`Task ${id} of this context waits for your input`);
+    expect(mine.body.error.message).toContain(`"taskId": "${id}"`);
+    // Someone else naming that context learns nothing of the task.
+    const theirs = await answerByContext('mallory', contextId);
+    expect(theirs.body.error.message).not.toContain(id);
+    expect(theirs.body.error.message).toContain('names no skill');
+  });
+});

@@ -21,6 +21,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { type Principal, policyOf } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
+import { EngineError, isEngineError } from '../../engine/errors.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import type { AnswerReceipt } from '../../engine/grant.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
@@ -34,7 +35,7 @@ import { type Transport, toProtocolError } from './errors.js';
 import { checkInputModes } from './input-modes.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { receiptEvent, toSdkReceipt } from './receipt.js';
-import { skillCallOf } from './skill-call.js';
+import { type SkillCall, skillCallOf } from './skill-call.js';
 import type { TaskCache } from './task-cache.js';
 import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
 
@@ -269,7 +270,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         ? { kind: 'answered', receipt: answered.receipt }
         : { kind: 'task', view: answered.view, created: false };
     }
-    const call = skillCallOf(message, this.#engine.skills);
+    const call = await this.#skillCall(owner, message);
     checkInputModes(this.#options.card(), call.skill, message);
     const reply = this.#engine.skills.use(call.skill, policy).directReply?.(message);
     if (reply) return { kind: 'message', message: reply };
@@ -287,6 +288,34 @@ export class EngineRequestHandler implements A2ARequestHandler {
       priority: message.metadata?.priority,
     });
     return { kind: 'task', view, created };
+  }
+
+  /**
+   * The skill a new task's message asks for. A message that names none but carries a `contextId`
+   * may be an answer sent without its `taskId` (ADK answers an input-required task so): when the
+   * caller has exactly one task waiting for input in that context, the refusal names it. Only the
+   * caller's own tasks are looked at.
+   */
+  async #skillCall(owner: string, message: EngineMessage): Promise<SkillCall> {
+    try {
+      return skillCallOf(message, this.#engine.skills);
+    } catch (err) {
+      if (!isEngineError(err) || err.code !== 'unknown-skill' || !message.contextId) throw err;
+      const { views } = await this.#engine.list(owner, {
+        contextId: message.contextId,
+        state: 'input-required',
+        pageSize: 2,
+        historyLength: 0,
+        withArtifacts: false,
+      });
+      const waiting = views.length === 1 ? views[0]?.record.id : undefined;
+      if (waiting === undefined) throw err;
+      throw new EngineError(
+        'unknown-skill',
+        `Task ${waiting} of this context waits for your input: to answer it, send this message with "taskId": "${waiting}" ` +
+          `(a message with a contextId and no taskId starts a new task, and this one ${err.message.charAt(0).toLowerCase()}${err.message.slice(1)})`,
+      );
+    }
   }
 
   /** A send made a task, or gave a message to one (retries of a delivered message change nothing). */
