@@ -53,20 +53,18 @@ describe('an answer sent with the contextId but no taskId (as ADK sends it)', ()
   });
 
   const answerByContext = (who: string, contextId: string) =>
-    agent
-      .as(who)
-      .rpc(
-        'SendMessage',
-        {
-          message: {
-            messageId: crypto.randomUUID(),
-            role: 'ROLE_USER',
-            contextId,
-            parts: [{ text: 'approve' }],
-          },
+    agent.as(who).rpc(
+      'SendMessage',
+      {
+        message: {
+          messageId: crypto.randomUUID(),
+          role: 'ROLE_USER',
+          contextId,
+          parts: [{ text: 'approve' }],
         },
-        V1,
-      );
+      },
+      V1,
+    );
 
   it('is refused naming the one task of that context waiting for the caller, and never another principal’s', async () => {
     const message = skillMessage('approval', { action: 'Deploy', approver: 'acme/alice' });
