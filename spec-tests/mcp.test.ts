@@ -317,7 +317,7 @@ describe('MCP face: anonymous callers and restarts', () => {
     await Promise.all(agents.splice(0).map((a) => a.stop()));
   });
 
-  it('an anonymous caller gets no tasks/list capability and an empty list', async () => {
+  it('an anonymous caller gets no tasks/list capability, and tasks/list answers as the capabilities say (-32601)', async () => {
     const agent = await launch();
     agents.push(agent);
     const anonymous = await client(agent.url);
@@ -330,7 +330,9 @@ describe('MCP face: anonymous callers and restarts', () => {
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list' }),
     });
-    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { tasks: [] } });
+    const body = (await res.json()) as { error: { code: number; message: string } };
+    expect(body.error.code).toBe(-32601);
+    expect(body.error.message).toContain('tasks/get');
   });
 
   it('a task started before a restart is polled to its result after it', async () => {

@@ -6,7 +6,7 @@ import { STATE_NAMES } from '../states.js';
 import type { Answer, Call } from './call.js';
 import { finalAnswer, follow } from './follow.js';
 import { answerParts, ElicitResult, pendingInput } from './input-request.js';
-import { invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
+import { CODE, invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
 import { callToolResult, taskError } from './result.js';
 import { extensionTask, legacyTask } from './task-shape.js';
 
@@ -46,11 +46,18 @@ export async function taskResult(c: Call): Promise<Answer> {
   return answer.result as Record<string, unknown>;
 }
 
-/** `tasks/list` (2025-11-25): the caller's own tasks, newest first; none for the anonymous caller. */
+/**
+ * `tasks/list` (2025-11-25): the caller's own tasks, newest first. Not offered to the anonymous
+ * caller, as the capabilities say (no `tasks.list`): anonymous callers share one owner, so a list
+ * would show each the others' tasks, whose ids are all it takes to reach them.
+ */
 export async function listTasks(c: Call): Promise<Answer> {
   const { cursor } = paramsOf(ListParams, c.params, '{"cursor"?: string}');
-  // Anonymous callers share one owner: listing would show each the others' tasks.
-  if (c.principal.via === 'anonymous') return { tasks: [] };
+  if (c.principal.via === 'anonymous')
+    throw new RpcRefusal(
+      CODE.methodNotFound,
+      'tasks/list is not offered to anonymous callers (the capabilities declare no tasks.list): they share one identity, and a task id is the key to its task. Keep the ids your calls return and read each with tasks/get, or call with credentials (an API key or a JWT)',
+    );
   const { views, page } = await c.o.engine.list(c.owner, {
     pageSize: PAGE_SIZE,
     pageToken: cursor || undefined,
