@@ -62,6 +62,8 @@ async function main(): Promise<void> {
   // Loaded here, not at the top: the client commands (every CLI call) never pay for the server's graph.
   const { createServer } = await import('./server/create.js');
   const starting = createServer({ env, skills, logger });
+  // Listened for before the server starts: a signal right after the `listening` line (or during the
+  // start) still stops it in order, rather than killing it with the store open.
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'signal received');
     starting.then(

@@ -347,6 +347,13 @@ const Env = z.object({
     ),
 });
 
+/** A comma-separated setting's entries, trimmed, empty ones left out (`'a, b,'` -> `['a', 'b']`). */
+export const listOf = (setting: string): string[] =>
+  setting
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 /** The settings' schema, for the README's table (config/table.ts). */
 export const SETTINGS = Env;
 

@@ -7,7 +7,7 @@ import { operatorsOf } from '../auth/operators.js';
 import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { ConfigError } from '../config/error.js';
-import type { Config } from '../config/settings.js';
+import { type Config, listOf } from '../config/settings.js';
 import { composeEngine } from '../engine/compose.js';
 import type { Engine } from '../engine/engine.js';
 import type { ClaimPolicy } from '../engine/fair-share.js';
@@ -37,6 +37,8 @@ export interface Backend {
   authenticator: Authenticator;
   admit: FaceOptions['admit'];
   secrets: SecretBox;
+  /** MCP_ALLOWED_ORIGINS, as `URL.origin`s: browser pages of other sites that may call. */
+  allowedOrigins: ReadonlySet<string>;
   /** PUSH_ALLOW and PUSH_ALLOW_PUBLIC: the addresses webhooks may reach. */
   pushPolicy: AddressPolicy;
   store: TaskStore;
@@ -69,11 +71,7 @@ export async function buildBackend(
     throw new ConfigError(`${config.given('DEFAULT_SKILL')}: not a skill of this server (${ids})`);
   }
   const skills = registryOf(skillList, config);
-  const extendedSkills = new Set(
-    config.EXTENDED_SKILLS.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+  const extendedSkills = new Set(listOf(config.EXTENDED_SKILLS));
   for (const id of extendedSkills) {
     if (!skills.get(id)) throw new ConfigError(`${config.given('EXTENDED_SKILLS')}: no skill "${id}"`);
   }
@@ -97,10 +95,11 @@ export async function buildBackend(
       )
     : undefined;
   let baseUrl = '';
+  const allowedOrigins = new Set(listOf(config.MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin));
   const hosts = {
     baseUrl: () => baseUrl,
-    hosts: new Set(list(config.ALLOWED_HOSTS).map((h) => h.toLowerCase())),
-    origins: new Set(list(config.MCP_ALLOWED_ORIGINS).map((o) => new URL(o).origin)),
+    hosts: new Set(listOf(config.ALLOWED_HOSTS).map((h) => h.toLowerCase())),
+    origins: allowedOrigins,
   };
   const admit = admission(authenticator, limiter, metrics?.http.refused, hosts);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
@@ -175,6 +174,7 @@ export async function buildBackend(
     authenticator,
     admit,
     secrets,
+    allowedOrigins,
     pushPolicy,
     store,
     engine,
@@ -186,12 +186,6 @@ export async function buildBackend(
     baseUrl: () => baseUrl,
   };
 }
-
-const list = (setting: string): string[] =>
-  setting
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 
 /** The settings of who may call, for auth/open.ts. */
 export function authSettingsOf(config: Config, mounted: boolean): AuthSettings {

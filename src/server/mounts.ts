@@ -139,12 +139,7 @@ function mcp(c: FaceContext): RequestHandler {
     version: () => c.currentCard().sdk.version,
     resourceMetadataUrl: () => (issuer === undefined ? undefined : protectedResourceUrl(backend.baseUrl())),
     baseUrl: backend.baseUrl,
-    allowedOrigins: new Set(
-      config.MCP_ALLOWED_ORIGINS.split(',')
-        .map((o) => o.trim())
-        .filter(Boolean)
-        .map((o) => new URL(o).origin),
-    ),
+    allowedOrigins: backend.allowedOrigins,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
     ...c.bodyAndStreams,
   });

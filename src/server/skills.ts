@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/error.js';
-import type { Config } from '../config/settings.js';
+import { type Config, listOf } from '../config/settings.js';
 import type { AnySkill } from '../engine/skill.js';
 import { requireReadableFile } from '../files/required-file.js';
 import { commandSkill, loadCommands } from '../skills/command.js';
@@ -7,12 +7,6 @@ import { skillProblem } from '../skills/definition.js';
 import { BUILTIN_SKILLS } from '../skills/index.js';
 import { loadSkillModules, type SkillSource } from '../skills/modules.js';
 import { didYouMean } from '../words/did-you-mean.js';
-
-const list = (setting: string): string[] =>
-  setting
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 
 /**
  * Every skill this server offers, in the order callers see them: the built-ins BUILTIN_SKILLS
@@ -23,7 +17,7 @@ export async function offeredSkills(config: Config, given: readonly unknown[]): 
   const sources = [
     ...builtins(config),
     ...operatorSkills(config),
-    ...(await loadSkillModules(list(config.SKILLS))),
+    ...(await loadSkillModules(listOf(config.SKILLS))),
     ...given.map((skill, i): SkillSource => {
       const problem = skillProblem(skill);
       if (problem) throw new ConfigError(`createServer: skills[${i}] is not a valid skill: ${problem}`);
@@ -49,7 +43,7 @@ function builtins(config: Config): SkillSource[] {
   if (setting.trim() === 'all') return all;
   if (setting.trim() === 'none') return [];
   const ids = all.map((s) => s.skill.id);
-  const keep = list(setting);
+  const keep = listOf(setting);
   for (const id of keep) {
     if (!ids.includes(id))
       throw new ConfigError(
