@@ -1,3 +1,4 @@
+import { listOf } from '../config/settings.js';
 import { normalizeApproverName } from '../engine/grant.js';
 
 /** An OPERATORS entry in the form principals are matched by (see auth/principal.ts operatorNamesOf). */
@@ -14,8 +15,7 @@ function normalizeOperator(entry: string): string | undefined {
  */
 export function operatorsOf(list: string): Set<string> {
   const names = new Set<string>();
-  for (const entry of list.split(',').map((e) => e.trim())) {
-    if (!entry) continue;
+  for (const entry of listOf(list)) {
     const name = normalizeOperator(entry);
     if (name === undefined)
       throw new Error(

@@ -35,16 +35,11 @@ export function pageRouter(html: (base: string) => string, assets: Record<string
     res.set(SECURITY_HEADERS);
     next();
   });
-  const pages = new Map<string, string>();
   router.get('/', (req, res) => {
-    // The base is where the app mounted the faces: a path of its own code, never of a request.
+    // The mounted path as this request spelled it (express matches it ignoring case): made per
+    // request, never kept, so no caller can grow a cache of spellings.
     const base = encodeURI(req.baseUrl).replace(/"/g, '%22');
-    let page = pages.get(base);
-    if (page === undefined) {
-      page = html(base);
-      pages.set(base, page);
-    }
-    res.set('Cache-Control', 'no-store').type('html').send(page);
+    res.set('Cache-Control', 'no-store').type('html').send(html(base));
   });
   for (const [name, asset] of Object.entries(assets)) {
     router.get(`/${name}`, (_req, res) => {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import { isLoopback } from '../../auth/open.js';
 
 /**
  * DNS rebinding: a web page on `evil.example` rebinds its own name to 127.0.0.1 and calls the
@@ -20,7 +21,8 @@ export interface HostRule {
   origins: ReadonlySet<string>;
 }
 
-const isLoopbackName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
+/** `localhost`, its subdomains (RFC 6761: they resolve to loopback too), 127.x and ::1. */
+const isLoopbackName = (host: string): boolean => isLoopback(host) || host.endsWith('.localhost');
 
 /** `Host: a.b:41241` -> `a.b`; `[::1]:41241` -> `::1` (lower-case). */
 function hostName(host: string): string {
@@ -29,8 +31,6 @@ function hostName(host: string): string {
   const colon = h.lastIndexOf(':');
   return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
 }
-
-const isLoopbackAddress = (ip: string): boolean => /^127\.\d+\.\d+\.\d+$/.test(ip) || ip === '::1';
 
 /**
  * Why this request does not name the server, in words naming the setting that would let it; or
@@ -67,7 +67,6 @@ export function foreignHost(headers: IncomingHttpHeaders, rule: HostRule): strin
       (base && url.origin === new URL(base).origin) ||
       rule.origins.has(url.origin) ||
       isLoopbackName(name) ||
-      isLoopbackAddress(name) ||
       rule.hosts.has(name) ||
       name === publicHost()
     )
