@@ -101,7 +101,10 @@ export class HeldTask {
     }
     if (engine.skills.get(record.skill)?.onInterrupt === 'fail') {
       log.warn('task interrupted by a restart; its skill asks to fail it');
-      await this.finish('failed', this.text('Interrupted by a restart; this skill is not re-run automatically'));
+      await this.finish(
+        'failed',
+        this.text('Interrupted by a restart; this skill is not re-run automatically'),
+      );
       return false;
     }
     log.info('task interrupted by a restart; running it again');
@@ -161,12 +164,17 @@ export class HeldTask {
     const now = journal.now();
     const runAfter = now + backoffMs(policy, record.retries, random);
     const next = new Date(runAfter).toISOString();
-    this.#log.warn({ attempt, attempts: policy.attempts, runAfter: next }, 'job failed transiently; retrying');
+    this.#log.warn(
+      { attempt, attempts: policy.attempts, runAfter: next },
+      'job failed transiently; retrying',
+    );
     const written = await journal.commit({
       taskId: record.id,
       from: ['working'],
       to: 'submitted',
-      statusMessage: this.text(`Attempt ${attempt} of ${policy.attempts} failed: ${why}; next attempt at ${next}`),
+      statusMessage: this.text(
+        `Attempt ${attempt} of ${policy.attempts} failed: ${why}; next attempt at ${next}`,
+      ),
       leaseToken: this.leaseToken,
       releaseLease: true,
       retry: { runAfter, reason: why },
