@@ -54,7 +54,8 @@ export interface RemoteQuestion {
 
 /** How a worker's run ends well. */
 export interface RemoteOutcome {
-  message?: Message;
+  /** The final status message's text. */
+  message?: string;
   state?: 'completed' | 'rejected';
   artifacts?: readonly ArtifactUpdate[];
 }
@@ -290,7 +291,8 @@ export class RemoteRuns {
     const held = await this.#held(taskId, leaseToken);
     for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
     const state = outcome.state ?? 'completed';
-    if (!(await held.finish(state, outcome.message))) throw new LeaseLost(taskId);
+    const message = outcome.message === undefined ? undefined : held.text(outcome.message);
+    if (!(await held.finish(state, message))) throw new LeaseLost(taskId);
     return state;
   }
 

@@ -239,7 +239,7 @@ const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
   b !== undefined && a.percent === b.percent && a.message === b.message;
 
 /** What an answer says: its first data part, else its text (trimmed). */
-function answerValue(message: Message): unknown {
+export function answerValue(message: Message): unknown {
   const data = message.parts.find((p) => p.data !== undefined);
   if (data) return data.data;
   return message.parts

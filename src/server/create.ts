@@ -145,6 +145,7 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
   const dispatcher = pushDispatcher(backend, config, signing, logger);
   backend.journal.onPushQueued(() => dispatcher.nudge());
   backend.runner.start();
+  backend.remoteRuns.start();
   backend.sweeper.start();
   dispatcher.start();
   const line = listeningLine(backend, config, url, grpcFace, listen);

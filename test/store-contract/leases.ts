@@ -60,7 +60,9 @@ export function leaseContract(c: Contract): void {
       const resize = await create({ skill: 'resize', createdAt: T0 + 2 });
       const ids = (claimed: { record: TaskRecord }[]) => claimed.map((x) => x.record.id);
       expect(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { only: [] })).toEqual([]);
-      expect(ids(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { except: ['echo'] }))).toEqual([resize.id]);
+      expect(ids(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { except: ['echo'] }))).toEqual([
+        resize.id,
+      ]);
       expect(ids(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { only: ['resize'] }))).toEqual([]);
       // Once resize's lease ran out, a filter without it still takes only echo.
       const later = T0 + 2000;
