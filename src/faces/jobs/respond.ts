@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { ownerKey } from '../../auth/principal.js';
 import { isTerminal, type TaskRecord } from '../../engine/task.js';
 import { principalOf } from '../http/problem.js';

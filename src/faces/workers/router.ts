@@ -46,7 +46,10 @@ export function workersRouter(o: WorkersOptions): express.Router {
 function workersOnly(o: WorkersOptions) {
   return (_req: Request, res: Response, next: NextFunction): void => {
     const principal = principalOf(res);
-    if (principal.worker || (o.localWorker && principal.via === 'anonymous')) return next();
+    if (principal.worker || (o.localWorker && principal.via === 'anonymous')) {
+      next();
+      return;
+    }
     problem(
       res,
       403,
