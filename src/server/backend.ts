@@ -175,6 +175,7 @@ export async function buildBackend(
   metrics?.watch({
     store,
     activeJobs: () => runner.activeJobs,
+    waitingClaims: () => remoteRuns.waitingBySkill(),
     clock: engine.now,
     failed: (err) => logger.warn({ err }, 'metrics: reading the store failed'),
   });
