@@ -54,6 +54,7 @@ beforeAll(async () => {
       RUNNER_POLL_MS: '100',
       MAX_ARTIFACT_BYTES: '200000',
       METRICS_TOKEN: 'scrape-me-0123456789',
+      OPERATORS: 'acme/alice',
     },
   });
   worker = { 'X-API-Key': agent.keys.robot as string };
