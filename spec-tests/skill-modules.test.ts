@@ -168,6 +168,16 @@ describe('skill modules that cannot be served stop the start', () => {
     );
   });
 
+  it('a skill that is both remote and run here, naming the field', async () => {
+    const file = moduleFile(
+      'both.mjs',
+      "export const both = { id: 'both', description: 'Both', input: {}, pollIntervalMs: 1000, ttlMs: 1000, onInterrupt: 'rerun', remote: true, run: async () => undefined };\n",
+    );
+    expect(await refusal({ SKILLS: file })).toContain(
+      `SKILLS: ${file}, export "both": not a valid skill: run must be absent from a remote skill`,
+    );
+  });
+
   it('an id defined twice: against a built-in, and across two modules', async () => {
     const clash = moduleFile(
       'clash.mjs',
