@@ -116,7 +116,7 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
       ['-e', "import('taskhandle').then((m) => console.log(Object.keys(m).sort().join(',')))"],
       { cwd: project },
     );
-    expect(names.trim()).toBe('ConfigError,JobError,createServer,defineSkill');
+    expect(names.trim()).toBe('ConfigError,JobError,createServer,defineRemoteSkill,defineSkill');
   });
 
   it('its types resolve under strict tsc (createServer, defineSkill, SkillContext, JobError)', async () => {
