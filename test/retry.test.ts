@@ -116,7 +116,8 @@ describe('retries under a skill policy (fake clock)', () => {
       'Job failed after 3 attempts:\n1. upstream 503 (run 1)\n2. upstream 503 (run 2)\n3. upstream 503 (run 3)',
     );
     expect(failed.retryReasons).toEqual(['upstream 503 (run 1)', 'upstream 503 (run 2)']);
-    expect(outcomes).toEqual(['retried', 'retried', 'failed']);
+    // Counted once the run's bookkeeping settles, a moment after the state is published.
+    await expect.poll(() => outcomes).toEqual(['retried', 'retried', 'failed']);
   });
 
   it('fails at once on a failure that is not transient, and retries a declared kind of error', async () => {

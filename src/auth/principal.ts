@@ -11,6 +11,11 @@ export interface Principal {
   skills?: ReadonlySet<string>;
   /** Roles its token grants (JWT_ROLES_CLAIM); OPERATORS may name them as `role:NAME`. */
   roles?: ReadonlySet<string>;
+  /**
+   * A worker's credential (WORKERS names it): it claims and works tasks at /v1/workers, and calls
+   * no skill over the caller faces (docs/workers.md).
+   */
+  worker?: boolean;
 }
 
 export const ANONYMOUS: Principal = { id: 'anonymous', tenant: '', via: 'anonymous' };
@@ -46,6 +51,7 @@ export const approverNameOf = (p: Principal): string | undefined =>
 export const policyOf = (p: Principal): CallerPolicy => ({
   skills: p.skills,
   approverName: approverNameOf(p),
+  worker: p.worker,
 });
 
 /**

@@ -258,6 +258,12 @@ export interface Settings {
    */
   operators?: readonly string[];
   /**
+   * principals that may claim and work remote skills' tasks at `/v1/workers` (docs/workers.md):
+   * `tenant/principal`, `jwt:tenant/principal`, `role:NAME` (comma-separated). Setting `WORKERS`;
+   * default none.
+   */
+  workers?: readonly string[];
+  /**
    * `true`: serve anonymous callers on a non-loopback `HOST`. Setting `ALLOW_ANONYMOUS`; default
    * `false`.
    */

@@ -248,6 +248,17 @@ const Env = z.object({
         'list',
       ),
     ),
+  // Its entries are checked by their owner, auth/operators.ts (the same forms as OPERATORS).
+  WORKERS: z
+    .string()
+    .default('')
+    .meta(
+      doc(
+        "principals that may claim and work remote skills' tasks at `/v1/workers` (docs/workers.md): `tenant/principal`, `jwt:tenant/principal`, `role:NAME` (comma-separated)",
+        'none',
+        'list',
+      ),
+    ),
   ALLOW_ANONYMOUS: z
     .enum(['true', 'false'])
     .default('false')

@@ -15,6 +15,8 @@ export interface CallerPolicy {
   skills?: ReadonlySet<string>;
   /** The name approver lists call this caller by ("tenant/principal", "jwt:tenant/principal"), if any. */
   approverName?: string;
+  /** A worker's credential: it works tasks, and may use no skill as a caller. */
+  worker?: boolean;
 }
 
 /** Who is asking: the owner key the engine scopes tasks by, and the name approver lists call them by. */

@@ -50,6 +50,12 @@ export class SkillRegistry {
         `Unknown skill "${id}"; this agent offers: ${[...this.#skills.keys()].join(', ')}`,
       );
     }
+    if (policy.worker) {
+      throw new EngineError(
+        'forbidden',
+        "This credential is a worker's (WORKERS): it claims and works tasks at /v1/workers and cannot create them; call with a caller's credential",
+      );
+    }
     if (policy.skills && !policy.skills.has(skill.id)) {
       throw new EngineError('forbidden', `You may not use the skill "${skill.id}"`);
     }

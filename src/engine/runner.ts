@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
 import { runEnded, traceRun } from '../telemetry/task-spans.js';
 import { partBytes } from './artifacts.js';
-import { agentText } from './context.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { ClaimPolicy } from './fair-share.js';
+import { HeldTask } from './held-task.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
 import type { EngineObserver, JobOutcome } from './observer.js';
-import { backoffMs, failureText, isRetryable } from './retry.js';
-import type { AbortReason, AnySkill, SkillOutcome } from './skill.js';
+import { type AbortReason, isRemote, type SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
-import { type ClaimedTask, isQuotaExceeded } from './store-port.js';
-import { ANSWER_SCHEMA, type Message, type TaskRecord, type TaskView } from './task.js';
+import { type ClaimedTask, isQuotaExceeded, type SkillFilter } from './store-port.js';
+import type { Message, TaskView } from './task.js';
 
 export interface RunnerOptions {
   /** Reads tasks and finds their skills. */
@@ -44,16 +43,9 @@ export interface RunnerOptions {
 
 /** A run that ended without returning, as the ending table sees it. */
 interface EndedRun {
-  record: TaskRecord;
-  leaseToken: string;
+  held: HeldTask;
   ctx: RunContext<unknown>;
   log: Logger;
-  finish: (
-    to: 'canceled' | 'failed' | 'input-required',
-    message?: Message,
-    waiting?: InputRequired,
-  ) => Promise<unknown>;
-  text: (t: string) => Message;
 }
 
 /** After aborting at shutdown, how long jobs get to release their lease themselves. */
@@ -85,9 +77,13 @@ export class Runner {
   /** Set when stop() gives up on jobs that ignore their signal: they may no longer renew leases. */
   #halted = false;
   #stopped: Promise<void> | undefined;
+  /** Remote skills' tasks are the workers' (faces/workers): this runner never claims them. */
+  readonly #local: SkillFilter | undefined;
 
   constructor(options: RunnerOptions) {
     this.#options = options;
+    const remote = options.engine.skills.all().filter(isRemote);
+    this.#local = remote.length > 0 ? { except: remote.map((s) => s.id) } : undefined;
   }
 
   start(): void {
@@ -138,6 +134,7 @@ export class Runner {
       leaseMs,
       free,
       this.#options.claimPolicy ?? this.#options.engine.claimPolicy,
+      this.#local,
     );
     journal.observer.stored('claim', performance.now() - started);
     for (const c of claimed) {
@@ -165,63 +162,22 @@ export class Runner {
     const { engine, journal, logger } = this.#options;
     const { record, leaseToken } = claim;
     const log = logger.child({ taskId: record.id, skill: record.skill, attempt: record.attempts });
-    const finish = (
-      to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
-      message?: Message,
-      waiting?: InputRequired,
-    ) => {
-      runEnded(to);
-      return journal.commit({
-        taskId: record.id,
-        from: ['working'],
-        to,
-        statusMessage: message,
-        leaseToken,
-        releaseLease: true,
-        events: [],
-        at: journal.now(),
-        approvers: waiting?.approvers,
-        inputDeadline: waiting?.deadlineMs === undefined ? undefined : journal.now() + waiting.deadlineMs,
-      });
-    };
-    const text = (t: string) => agentText(record.id, record.contextId, t);
+    const held = new HeldTask(this.#options, claim, log);
     const started = performance.now();
     const ended = (outcome: JobOutcome) =>
       journal.observer.jobEnded(record.skill, outcome, performance.now() - started);
 
-    const skill: AnySkill | undefined = engine.skills.get(record.skill);
+    const skill = engine.skills.get(record.skill);
     if (!skill) {
-      await finish('failed', text(`This server no longer offers the skill "${record.skill}"`));
+      await held.finish('failed', held.text(`This server no longer offers the skill "${record.skill}"`));
       return;
     }
-    if (claim.interrupted) {
-      if (record.interruptions > this.#options.maxInterruptions) {
-        log.error({ interruptions: record.interruptions }, 'task keeps interrupting its runner; failing it');
-        journal.observer.crashLoop(record.skill);
-        await finish(
-          'failed',
-          text(`Interrupted ${record.interruptions} times (its runner died each time); not run again`),
-        );
-        return;
-      }
-      if (skill.onInterrupt === 'fail') {
-        log.warn('task interrupted by a restart; its skill asks to fail it');
-        await finish('failed', text('Interrupted by a restart; this skill is not re-run automatically'));
-        return;
-      }
-      log.info('task interrupted by a restart; running it again');
-      const resumed = text('Interrupted by a restart; running again');
-      const ok = await journal.commit({
-        taskId: record.id,
-        from: ['working'],
-        to: 'working',
-        statusMessage: resumed,
-        leaseToken,
-        events: [],
-        at: journal.now(),
-      });
-      if (!ok) return;
+    // Never claimed here (the claim leaves remote skills to workers); released if it ever were.
+    if (isRemote(skill)) {
+      await held.release();
+      return;
     }
+    if (!(await held.takeOver(claim.interrupted))) return;
 
     // Read before the heartbeat starts: a task gone meanwhile (expired) must not leave it running.
     const view = await engine.get(record.owner, record.id);
@@ -251,16 +207,16 @@ export class Runner {
       if (controller.signal.aborted) throw controller.signal.reason;
       const message =
         typeof outcome?.message === 'string'
-          ? text(outcome.message)
+          ? held.text(outcome.message)
           : (outcome?.message as Message | undefined);
       const state = outcome?.state ?? 'completed';
       // No row written: the task changed under the job (canceled, expired or taken over).
-      ended((await finish(state, message)) ? state : 'lost');
+      ended((await held.finish(state, message)) ? state : 'lost');
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);
       runEnded(undefined, ending);
-      const outcome = await this.#ending[ending]({ record, leaseToken, ctx, log, finish, text }, err);
+      const outcome = await this.#ending[ending]({ held, ctx, log }, err);
       ended(outcome === 'retried' ? 'retried' : JOB_OUTCOMES[ending]);
     } finally {
       clearInterval(heartbeat);
@@ -273,20 +229,14 @@ export class Runner {
    * 'retried' when the skill's retry policy queued the task again (counted apart in the metrics).
    */
   readonly #ending: Record<Ending, (run: EndedRun, err: unknown) => Promise<unknown>> = {
-    asked: async ({ record, ctx, finish, text }, err) => {
-      const { prompt } = err as InputRequired;
+    asked: async ({ held, ctx }, err) => {
+      const { prompt, approvers, deadlineMs, answerSchema } = err as InputRequired;
       await ctx.flush();
-      const { answerSchema } = err as InputRequired;
-      const asking = text(prompt);
-      if (answerSchema) asking.metadata = { [ANSWER_SCHEMA]: answerSchema };
-      const parked = await finish('input-required', asking, err as InputRequired);
-      if (parked) await this.#requeueIfAnswered(record, ctx.asked);
+      await held.park({ prompt, approvers, deadlineMs, answerSchema }, ctx.asked);
     },
-    canceled: async ({ finish, text }) => {
-      await finish('canceled', text('Canceled by request'));
-    },
-    shutdown: async ({ record, leaseToken, log }) => {
-      await this.#options.journal.store.releaseLease(record.id, leaseToken);
+    canceled: ({ held }) => held.cancel(),
+    shutdown: async ({ held, log }) => {
+      await held.release();
       log.info('job released at shutdown; another run will take it over');
     },
     lost: async ({ log }) => {
@@ -294,70 +244,22 @@ export class Runner {
     },
     // As if this process had died: the task is taken over (re-run, or failed, as its skill
     // declares) once the store answers again; released now if it already does.
-    'store-failed': async ({ record, leaseToken, log }, err) => {
+    'store-failed': async ({ held, log }, err) => {
       log.error({ err }, 'job stopped: the store failed one of its writes; the task will be taken over');
-      await this.#options.journal.store.releaseLease(record.id, leaseToken).catch(() => {});
+      await held.release().catch(() => {});
     },
-    failed: async (run, err) => {
-      const { record, log, finish, text } = run;
+    failed: async ({ held, log }, err) => {
       log.error({ err }, 'job failed');
       // Only a failure raised on purpose is worded for the caller; anything else stays in the log.
       if (isQuotaExceeded(err)) this.#options.journal.observer.refused('storage-quota');
       const why =
         isJobError(err) || isQuotaExceeded(err)
           ? err.message
-          : `an internal error in the skill "${record.skill}" (the server logged it)`;
-      if (await this.#retried(run, err, why)) return 'retried';
-      return finish('failed', text(failureText([...(record.retryReasons ?? []), why])));
+          : `an internal error in the skill "${held.record.skill}" (the server logged it)`;
+      const outcome = await held.fail(err, why);
+      return outcome?.state === 'submitted' ? 'retried' : undefined;
     },
   };
-
-  /**
-   * Queues a failed run again when its skill's retry policy says so (a transient failure, runs
-   * left): after the backoff, saying which attempt failed and when the next one is. False if not.
-   */
-  async #retried({ record, leaseToken, log, text }: EndedRun, err: unknown, why: string): Promise<boolean> {
-    const { engine, journal } = this.#options;
-    const policy = engine.skills.get(record.skill)?.retry;
-    const attempt = record.retries + 1;
-    if (!policy || attempt >= policy.attempts || !isRetryable(policy, err)) return false;
-    const now = journal.now();
-    const runAfter = now + backoffMs(policy, record.retries, this.#options.random ?? Math.random);
-    const next = new Date(runAfter).toISOString();
-    log.warn({ attempt, attempts: policy.attempts, runAfter: next }, 'job failed transiently; retrying');
-    const written = await journal.commit({
-      taskId: record.id,
-      from: ['working'],
-      to: 'submitted',
-      statusMessage: text(`Attempt ${attempt} of ${policy.attempts} failed: ${why}; next attempt at ${next}`),
-      leaseToken,
-      releaseLease: true,
-      retry: { runAfter, reason: why },
-      events: [],
-      at: now,
-    });
-    return written !== undefined;
-  }
-
-  /**
-   * A job reads the caller's answers when it starts: a message that came while it ran (recorded in
-   * the history of the working task) is an answer it did not see. Run the task again at once rather
-   * than wait for the caller to answer twice. The state guard makes this a no-op when the caller's
-   * later answer already queued it.
-   */
-  async #requeueIfAnswered(record: TaskRecord, asked: number): Promise<void> {
-    const { engine, journal } = this.#options;
-    const view = await engine.get(record.owner, record.id);
-    const answers = view.history.filter((m) => m.role === 'ROLE_USER').length - 1;
-    if (answers < asked) return;
-    await journal.commit({
-      taskId: record.id,
-      from: ['input-required'],
-      to: 'submitted',
-      events: [],
-      at: journal.now(),
-    });
-  }
 
   /**
    * Stops claiming, lets running jobs finish until `deadlineMs`, then aborts the rest with reason

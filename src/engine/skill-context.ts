@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { partBytes, toBlobPart } from './artifacts.js';
+import { planArtifact } from './artifact-write.js';
 import { agentText } from './context.js';
 import { JobError } from './errors.js';
 import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
@@ -62,7 +61,7 @@ export class RunContext<I> implements SkillContext<I> {
   #asked = 0;
   readonly #owner: string;
   /** Bytes written so far to each artifact of this run (appended chunks add up). */
-  readonly #artifactBytes = new Map<string, number>();
+  readonly #artifactBytes: Map<string, number>;
   /** Artifact bytes the task holds inline (in the log), all artifacts and runs together. */
   #inlineBytes = 0;
   /** The skill's own cap on an artifact's bytes, if it declares one. */
@@ -84,9 +83,12 @@ export class RunContext<I> implements SkillContext<I> {
       maxArtifactBytes?: number;
       /** Artifact bytes the task already holds inline (earlier runs): they count toward the inline size. */
       inlineBytes?: number;
+      /** Bytes artifacts already hold (a worker's run, written request by request): appends add to them. */
+      artifactBytes?: ReadonlyMap<string, number>;
     } = {},
   ) {
     this.#maxArtifactBytes = o.maxArtifactBytes;
+    this.#artifactBytes = new Map(o.artifactBytes);
     this.#inlineBytes = o.inlineBytes ?? 0;
     const fromCaller = history.filter((m) => m.role === 'ROLE_USER');
     this.taskId = record.id;
@@ -128,39 +130,17 @@ export class RunContext<I> implements SkillContext<I> {
   }
 
   async artifact(update: ArtifactUpdate): Promise<string> {
-    const artifactId = update.artifactId ?? randomUUID();
-    const { append = false, lastChunk = false, ...rest } = update;
-    const adding = update.parts.reduce((sum, p) => sum + partBytes(p), 0);
-    const bytes = (append ? (this.#artifactBytes.get(artifactId) ?? 0) : 0) + adding;
-    const limits = this.#limits;
     // Refused before anything is written: the job fails saying so, what came before stays.
-    const max = Math.min(limits.maxArtifactBytes, this.#maxArtifactBytes ?? Number.POSITIVE_INFINITY);
-    if (bytes > max)
-      throw new JobError(
-        `artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`,
-        'artifact-too-large',
-      );
-    this.#artifactBytes.set(artifactId, bytes);
-    // Once the artifact outgrows the inline size, its content goes beside the log, not into it.
-    // The inline size bounds the task too: many small artifacts together go by reference as well.
-    const inline =
-      bytes <= limits.inlineArtifactBytes && this.#inlineBytes + adding <= limits.inlineArtifactBytes;
-    if (inline) this.#inlineBytes += adding;
-    const blobs: Buffer[] = [];
-    const parts = inline
-      ? rest.parts
-      : rest.parts.map((p) => {
-          const moved = toBlobPart(p);
-          if (!moved) return p;
-          blobs.push(moved.data);
-          return moved.part;
-        });
-    await this.#write({
-      events: [{ kind: 'artifact', artifact: { ...rest, parts, artifactId }, append, lastChunk }],
-      blobs,
-      storage: { owner: this.#owner, bytes: adding, quota: limits.maxStoredBytes || undefined },
-    });
-    return artifactId;
+    const plan = planArtifact(
+      update,
+      { bytes: this.#artifactBytes, inlineBytes: this.#inlineBytes },
+      this.#limits,
+      { owner: this.#owner, maxArtifactBytes: this.#maxArtifactBytes },
+    );
+    this.#artifactBytes.set(plan.artifactId, plan.bytes);
+    this.#inlineBytes += plan.inlineAdded;
+    await this.#write(plan.write);
+    return plan.artifactId;
   }
 
   async say(text: string): Promise<void> {
@@ -259,7 +239,7 @@ const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
   b !== undefined && a.percent === b.percent && a.message === b.message;
 
 /** What an answer says: its first data part, else its text (trimmed). */
-function answerValue(message: Message): unknown {
+export function answerValue(message: Message): unknown {
   const data = message.parts.find((p) => p.data !== undefined);
   if (data) return data.data;
   return message.parts

@@ -102,16 +102,10 @@ export interface Answer<T> {
 export type JsonSchema = { readonly [keyword: string]: unknown } | boolean;
 
 /**
- * A skill: what the agent can do. Define one with {@link defineSkill}.
- *
- * @example
- * export const hello = defineSkill({
- *   id: 'hello', description: 'Greets', input: z.object({ name: z.string() }),
- *   pollIntervalMs: 1000, ttlMs: 3_600_000, onInterrupt: 'rerun',
- *   async run(ctx) { return { message: `Hello ${ctx.input.name}` }; },
- * });
+ * What every skill declares, whether it runs in this process ({@link Skill}) or on workers
+ * ({@link RemoteSkill}): how callers find it, what input it takes, how its tasks are kept and run.
  */
-export interface Skill<I = unknown> {
+export interface SkillBase<I = unknown> {
   id: string;
   name?: string;
   description: string;
@@ -141,6 +135,19 @@ export interface Skill<I = unknown> {
   concurrency?: number;
   /** Bytes one artifact of this skill may hold (one run); the server's MAX_ARTIFACT_BYTES caps it. */
   maxArtifactBytes?: number;
+}
+
+/**
+ * A skill: what the agent can do, run in this process. Define one with {@link defineSkill}.
+ *
+ * @example
+ * export const hello = defineSkill({
+ *   id: 'hello', description: 'Greets', input: z.object({ name: z.string() }),
+ *   pollIntervalMs: 1000, ttlMs: 3_600_000, onInterrupt: 'rerun',
+ *   async run(ctx) { return { message: `Hello ${ctx.input.name}` }; },
+ * });
+ */
+export interface Skill<I = unknown> extends SkillBase<I> {
   /**
    * Answers some A2A messages at once with a Message and no task (return undefined to make a task).
    * Only the A2A face asks: the other faces always make a task.
@@ -150,6 +157,30 @@ export interface Skill<I = unknown> {
 }
 
 export const defineSkill = <I>(skill: Skill<I>): Skill<I> => skill;
+
+/**
+ * A skill whose work runs on workers (docs/workers.md): listed, validated and kept like any skill,
+ * but no runner of the server claims its tasks; workers claim them over /v1/workers, in any language,
+ * on any machine. Define one with {@link defineRemoteSkill}.
+ */
+export interface RemoteSkill<I = unknown> extends SkillBase<I> {
+  readonly remote: true;
+}
+
+/**
+ * Declares a remote skill: its tasks wait for a worker (`runWorker` from 'taskhandle/worker', or any
+ * HTTP client) to claim them.
+ *
+ * @example
+ * export const resize = defineRemoteSkill({
+ *   id: 'resize', description: 'Resizes an image', input: z.object({ url: z.string().url() }),
+ *   pollIntervalMs: 2000, ttlMs: 86_400_000, onInterrupt: 'rerun',
+ * });
+ */
+export const defineRemoteSkill = <I>(skill: Omit<RemoteSkill<I>, 'remote'>): RemoteSkill<I> => ({
+  ...skill,
+  remote: true,
+});
 
 /**
  * When a failed run is queued again: a `JobError` marked `transient`, or a thrown error whose
@@ -165,9 +196,14 @@ export interface RetryPolicy {
   retryOn?: readonly string[];
 }
 
-/** A skill of any input type, as the registry and the runner hold it. */
+/** A skill of any input type, in-process or remote, as the registry holds it. */
 // biome-ignore lint/suspicious/noExplicitAny: the registry is heterogeneous by design; each skill checks its own input.
-export type AnySkill = Skill<any>;
+export type AnySkill = Skill<any> | RemoteSkill<any>;
+
+/** Whether the skill's work runs on workers rather than in this process. */
+// biome-ignore lint/suspicious/noExplicitAny: as AnySkill.
+export const isRemote = (skill: AnySkill): skill is RemoteSkill<any> =>
+  'remote' in skill && skill.remote === true;
 
 /** Why a run's signal was aborted. */
 export type AbortReason = 'cancel' | 'shutdown' | 'lease-lost';

@@ -100,6 +100,12 @@ export interface ClaimedTask {
   events: LoggedEvent[];
 }
 
+/**
+ * Which skills' tasks a claim may take: `only` these, or all `except` these. An empty `only` claims
+ * nothing.
+ */
+export type SkillFilter = { only: readonly string[] } | { except: readonly string[] };
+
 export interface TaskStamp {
   owner: string;
   state: TaskState;
@@ -217,7 +223,9 @@ export interface TaskStore {
    * `interrupted: true`), then `submitted` ones (moved to `working` with an event) as `pickFair`
    * (engine/fair-share.ts) picks them from every owner's queue under `policy`, whose limits hold
    * across every claimer of the store. Expired tasks (expiresAt <= now) and tasks waiting to be
-   * retried (runAfter > now) are never claimed.
+   * retried (runAfter > now) are never claimed. With `skills`, only tasks of the skills it lets
+   * through are claimed (takeovers included): in-process runners leave remote skills' tasks to
+   * workers, and a worker claims only the skills it works.
    */
   claim(
     workerId: string,
@@ -225,6 +233,7 @@ export interface TaskStore {
     leaseMs: number,
     limit: number,
     policy?: ClaimPolicy,
+    skills?: SkillFilter,
   ): Promise<ClaimedTask[]>;
   /**
    * What the queued `task` waits behind: the cost follows the cap and the running tasks, not the

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import { type AuthSettings, isLoopback, openAuthenticator } from '../auth/open.js';
 import { operatorsOf } from '../auth/operators.js';
-import { LOCAL_OPERATOR, tenantOf } from '../auth/principal.js';
+import { LOCAL_OPERATOR, operatorNamesOf, tenantOf } from '../auth/principal.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { ConfigError } from '../config/error.js';
 import { type Config, listOf } from '../config/settings.js';
@@ -14,6 +14,7 @@ import type { ClaimPolicy } from '../engine/fair-share.js';
 import { anonymousTaskId } from '../engine/ids.js';
 import type { Journal } from '../engine/journal.js';
 import { SkillRegistry } from '../engine/registry.js';
+import { RemoteRuns } from '../engine/remote-runs.js';
 import { Sweeper } from '../engine/retention.js';
 import { Runner } from '../engine/runner.js';
 import type { AnySkill } from '../engine/skill.js';
@@ -46,6 +47,10 @@ export interface Backend {
   /** The engine's write log: the runner writes through it, and it says when webhooks are queued. */
   journal: Journal;
   runner: Runner;
+  /** Runs of remote skills on workers: their claims and writes (faces/workers). */
+  remoteRuns: RemoteRuns;
+  /** The machine's user may work without a credential (anonymous server on loopback). */
+  localWorker: boolean;
   sweeper: Sweeper;
   /** Prometheus metrics, when the settings turn them on (METRICS_TOKEN, METRICS_PORT). */
   metrics?: Metrics;
@@ -79,6 +84,7 @@ export async function buildBackend(
     logger.error({ file: config.API_KEYS_FILE }, message),
   );
   const operators = settingOf(config, 'OPERATORS', operatorsOf);
+  const workers = settingOf(config, 'WORKERS', operatorsOf);
   const pushPolicy = settingOf(config, 'PUSH_ALLOW', (allow) =>
     parseAllowList(allow, config.PUSH_ALLOW_PUBLIC === 'true'),
   );
@@ -101,7 +107,7 @@ export async function buildBackend(
     hosts: new Set(listOf(config.ALLOWED_HOSTS).map((h) => h.toLowerCase())),
     origins: allowedOrigins,
   };
-  const admit = admission(authenticator, limiter, metrics?.http.refused, hosts);
+  const admit = markingWorkers(admission(authenticator, limiter, metrics?.http.refused, hosts), workers);
   const secrets = await SecretBox.open(config.keysDir, logger).catch((err: Error) => {
     throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the webhook secrets key (${err.message})`);
   });
@@ -151,6 +157,14 @@ export async function buildBackend(
     maxInterruptions: config.MAX_INTERRUPTIONS,
     logger,
   });
+  const remoteRuns = new RemoteRuns({
+    engine,
+    journal,
+    leaseMs: config.LEASE_MS,
+    pollMs: config.RUNNER_POLL_MS,
+    maxInterruptions: config.MAX_INTERRUPTIONS,
+    logger,
+  });
   const sweeper = new Sweeper({
     store,
     intervalMs: config.SWEEP_INTERVAL_MS,
@@ -180,6 +194,8 @@ export async function buildBackend(
     engine,
     journal,
     runner,
+    remoteRuns,
+    localWorker: authenticator.anonymous && !mode.mounted && isLoopback(config.HOST),
     sweeper,
     metrics,
     setBaseUrl,
@@ -213,12 +229,29 @@ export function authSettingsOf(config: Config, mounted: boolean): AuthSettings {
 }
 
 /** A setting its owner parses (auth, push): what the owner refuses stops the start, naming the setting. */
-function settingOf<T>(config: Config, setting: 'OPERATORS' | 'PUSH_ALLOW', parse: (value: string) => T): T {
+function settingOf<T>(
+  config: Config,
+  setting: 'OPERATORS' | 'WORKERS' | 'PUSH_ALLOW',
+  parse: (value: string) => T,
+): T {
   try {
     return parse(config[setting]);
   } catch (err) {
     throw new ConfigError(`${config.given(setting)}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Admission that marks a worker's credential (WORKERS names it) as such: it works tasks at
+ * /v1/workers and calls no skill over the caller faces (CallerPolicy.worker).
+ */
+function markingWorkers(admit: FaceOptions['admit'], workers: ReadonlySet<string>): FaceOptions['admit'] {
+  if (workers.size === 0) return admit;
+  return async (req) => {
+    const admitted = await admit(req);
+    if (!admitted.ok || !operatorNamesOf(admitted.principal).some((n) => workers.has(n))) return admitted;
+    return { ok: true, principal: { ...admitted.principal, worker: true } };
+  };
 }
 
 /** The registry of the offered skills; a skill it cannot take (its JSON Schema input) stops the start. */

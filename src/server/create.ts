@@ -5,7 +5,7 @@ import { ConfigError } from '../config/error.js';
 import { settingsOfOptions } from '../config/options.js';
 import { type Config, loadConfig } from '../config/settings.js';
 import type { Settings } from '../config/settings-options.js';
-import type { Skill } from '../engine/skill.js';
+import type { RemoteSkill, Skill } from '../engine/skill.js';
 import { type PublishedCard, publishCard } from '../faces/a2a/agent-card.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
 import { renderNotification } from '../faces/a2a/push-body.js';
@@ -31,7 +31,7 @@ export interface ServerOptions extends Settings {
    * of `skillModules`. Define each with {@link defineSkill}.
    */
   // biome-ignore lint/suspicious/noExplicitAny: skills of any input type are served side by side.
-  skills?: readonly Skill<any>[];
+  skills?: readonly (Skill<any> | RemoteSkill<any>)[];
   /**
    * `false`: open no port. Every face is then served by {@link TaskServer.handler}, mounted in an app
    * of yours; `publicUrl` must say where callers reach it. gRPC and metrics still listen on their
@@ -145,6 +145,7 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
   const dispatcher = pushDispatcher(backend, config, signing, logger);
   backend.journal.onPushQueued(() => dispatcher.nudge());
   backend.runner.start();
+  backend.remoteRuns.start();
   backend.sweeper.start();
   dispatcher.start();
   const line = listeningLine(backend, config, url, grpcFace, listen);

@@ -17,6 +17,7 @@ import {
   serveProtectedResource,
 } from '../faces/mcp/protected-resource.js';
 import { mcpRouter } from '../faces/mcp/router.js';
+import { workersRouter } from '../faces/workers/router.js';
 import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import type { Backend } from './backend.js';
@@ -82,6 +83,20 @@ export function mounts(c: FaceContext, keys: () => SigningKeys | undefined): Mou
       method: 'use',
       path: FACE_PATHS.console,
       serve: consoleRouter({ engine, admit, audit, ...bodyAndStreams }),
+    },
+    // Remote workers claim and work remote skills' tasks (docs/workers.md).
+    {
+      method: 'use',
+      path: '/v1/workers',
+      serve: workersRouter({
+        runs: backend.remoteRuns,
+        skills: backend.skills,
+        audit,
+        admit,
+        leaseMs: config.LEASE_MS,
+        localWorker: backend.localWorker,
+        ...bodyAndStreams,
+      }),
     },
     // The same tasks as plain HTTP 202 Accepted jobs (docs/http-jobs.md).
     {

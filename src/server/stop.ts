@@ -35,6 +35,8 @@ export function orderedStop(parts: Running, config: Config, logger: Logger): () 
       const closed = new Promise<void>((resolve) => http.server.close(() => resolve()));
       http.server.closeIdleConnections();
       const grpcDrained = grpc?.drain();
+      // Waiting claims answer with no task: their workers claim again from another instance.
+      backend.remoteRuns.stop();
       await backend.runner.stop(config.SHUTDOWN_TIMEOUT_MS);
       await backend.sweeper.stop();
       clearInterval(keysReload);

@@ -55,6 +55,24 @@ export function leaseContract(c: Contract): void {
       expect(await c.store.claim('w3', T0 + 1500, 1000, 10)).toEqual([]);
     });
 
+    it('claims only the skills its filter lets through, takeovers included', async () => {
+      const echo = await create({ skill: 'echo', createdAt: T0 + 1 });
+      const resize = await create({ skill: 'resize', createdAt: T0 + 2 });
+      const ids = (claimed: { record: TaskRecord }[]) => claimed.map((x) => x.record.id);
+      expect(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { only: [] })).toEqual([]);
+      expect(ids(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { except: ['echo'] }))).toEqual([
+        resize.id,
+      ]);
+      expect(ids(await c.store.claim('w1', T0 + 10, 1000, 10, {}, { only: ['resize'] }))).toEqual([]);
+      // Once resize's lease ran out, a filter without it still takes only echo.
+      const later = T0 + 2000;
+      expect(ids(await c.store.claim('w2', later, 1000, 10, {}, { except: ['resize'] }))).toEqual([echo.id]);
+      expect(ids(await c.store.claim('w2', later, 1000, 10, {}, { only: ['echo'] }))).toEqual([]);
+      const [takeover, ...none] = await c.store.claim('w3', later, 1000, 10, {}, { only: ['resize', 'x'] });
+      expect(none).toEqual([]);
+      expect(takeover).toMatchObject({ interrupted: true, record: { id: resize.id, attempts: 2 } });
+    });
+
     it('respects limit and claims each task once', async () => {
       for (let i = 0; i < 5; i++) await create({ createdAt: T0 + i });
       const first = await c.store.claim('w1', T0 + 10, 1000, 2);

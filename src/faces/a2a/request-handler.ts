@@ -272,7 +272,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
     }
     const call = await this.#skillCall(owner, message);
     checkInputModes(this.#options.card(), call.skill, message);
-    const reply = this.#engine.skills.use(call.skill, policy).directReply?.(message);
+    const skill = this.#engine.skills.use(call.skill, policy);
+    const reply = 'directReply' in skill ? skill.directReply?.(message) : undefined;
     if (reply) return { kind: 'message', message: reply };
     const { view, created } = await this.#engine.submit({
       owner,

@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { isEngineError } from '../../engine/errors.js';
 import { isTerminal, type Part } from '../../engine/task.js';
 import { answerTask } from '../answer.js';
+import { jsonBody } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { STATE_NAMES } from '../states.js';
 import { jobDocument } from './document.js';
 import type { JobsOptions } from './options.js';
-import { jsonBody, ownerOf, sendDocument } from './respond.js';
+import { ownerOf, sendDocument } from './respond.js';
 
 const Answer = z.union([z.strictObject({ text: z.string().min(1) }), z.strictObject({ data: z.unknown() })]);
 

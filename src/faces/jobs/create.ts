@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { policyOf } from '../../auth/principal.js';
 import { isTerminal, type TaskView } from '../../engine/task.js';
+import { jsonBody } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { jobDocument, jobPath, mountOf, resultBody } from './document.js';
@@ -13,7 +14,7 @@ import {
 } from './idempotency.js';
 import type { JobsOptions } from './options.js';
 import { parsePrefer } from './prefer.js';
-import { jsonBody, ownerOf, sendDocument } from './respond.js';
+import { ownerOf, sendDocument } from './respond.js';
 
 const NewJob = z.strictObject({
   skill: z.string().min(1).max(200),

@@ -20,6 +20,7 @@ import type {
   MessageKey,
   NewTask,
   QueueCounts,
+  SkillFilter,
   StampQueue,
   StoreChange,
   StoreStats,
@@ -269,14 +270,17 @@ export class PostgresStore implements TaskStore {
     leaseMs: number,
     limit: number,
     policy: ClaimPolicy = {},
+    skills?: SkillFilter,
   ): Promise<ClaimedTask[]> {
     const until = now + leaseMs;
+    const filter = skillLists(skills);
     // Takeovers first: their tasks were accepted before anything still queued.
     const orphans = await this.#db.query<TaskRow & { lease_token: string }>(Q.claimOrphans, [
       now,
       limit,
       workerId,
       until,
+      ...filter,
     ]);
     const claimed: ClaimedTask[] = orphans.map((row) => ({
       record: toRecord(row),
@@ -290,6 +294,7 @@ export class PostgresStore implements TaskStore {
       const view = await one<{ queued: string; running: string; turns: string }>(client, Q.claimView, [
         now,
         slots,
+        ...filter,
       ]);
       const candidates = (JSON.parse(view?.queued ?? '[]') as QueuedRow[]).map(toQueued);
       if (candidates.length === 0) return [];
@@ -493,3 +498,11 @@ const toQueueCounts = (r: CountsRow): QueueCounts => {
   const [tenantRunning = 0, skillRunning = 0, running = 0] = r.running ?? [];
   return { ahead: r.ahead ?? 0, tenantRunning, skillRunning, running };
 };
+
+/** A claim's skill filter as the statements' two text[] parameters (`only`, `except`), each null if not given. */
+function skillLists(filter: SkillFilter | undefined): [readonly string[] | null, readonly string[] | null] {
+  return [
+    filter && 'only' in filter ? filter.only : null,
+    filter && 'except' in filter ? filter.except : null,
+  ];
+}

@@ -31,6 +31,14 @@ const runningCounts = (tenant: string, skill: string, now: string) =>
   `(SELECT ARRAY[count(*) FILTER (WHERE w.tenant = ${tenant}), count(*) FILTER (WHERE w.skill = ${skill}),
       count(*)]::int[] FROM tasks w WHERE w.state = 'working' AND w.expires_at > ${now})`;
 
+/**
+ * A claim's skill filter (store-port.ts SkillFilter) on a task's `skill`: `only` and `except` are
+ * text[] parameters, each NULL when not given (see skillLists).
+ */
+const skillPasses = (only: string, except: string, t = '') =>
+  `(${only}::text[] IS NULL OR ${t}skill = ANY(${only}::text[]))
+    AND (${except}::text[] IS NULL OR NOT (${t}skill = ANY(${except}::text[])))`;
+
 const SQL = {
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = $1 AND m.message_id = $2`,
@@ -126,9 +134,9 @@ const SQL = {
   readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
   // SKIP LOCKED: runners of several instances claim at once without waiting on each other, and the
   // row lock (rechecked against the row as committed) gives each task to one of them.
-  // $1 now, $2 limit, $3 worker, $4 lease until.
+  // $1 now, $2 limit, $3 worker, $4 lease until, $5 and $6 the skill filter (skillPasses).
   claimOrphans: `WITH c AS (SELECT id FROM tasks
-      WHERE state = 'working' AND lease_expires_at < $1 AND expires_at > $1
+      WHERE state = 'working' AND lease_expires_at < $1 AND expires_at > $1 AND ${skillPasses('$5', '$6')}
       ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
     UPDATE tasks t SET lease_owner = $3, lease_token = gen_random_uuid()::text, lease_expires_at = $4,
       attempts = t.attempts + 1,
@@ -142,7 +150,7 @@ const SQL = {
   // What the pick needs, in one snapshot and one round trip: the first $2 tasks of each owner's
   // queue (the owners found one index seek each: a loose scan of tasks_queue_by_owner, so the cost
   // follows the queued owners, not the queued tasks), the running tasks counted, and the turns of
-  // the queued owners and their tenants. $1 now, $2 per owner.
+  // the queued owners and their tenants. $1 now, $2 per owner, $3 and $4 the skill filter.
   claimView: `WITH RECURSIVE o(owner) AS (
       (SELECT owner FROM tasks WHERE state = 'submitted' ORDER BY owner LIMIT 1)
       UNION ALL
@@ -150,6 +158,7 @@ const SQL = {
         ORDER BY t.owner LIMIT 1) FROM o WHERE o.owner IS NOT NULL),
     q AS (SELECT h.* FROM o CROSS JOIN LATERAL (SELECT id, owner, tenant, skill, created_at FROM tasks t
       WHERE t.state = 'submitted' AND t.owner = o.owner AND t.expires_at > $1 AND t.run_after <= $1
+        AND ${skillPasses('$3', '$4', 't.')}
       ORDER BY t.queue_at, t.id LIMIT $2) h)
     SELECT (SELECT coalesce(json_agg(q), '[]') FROM q)::text AS queued,
       (SELECT coalesce(json_agg(r), '[]') FROM (SELECT tenant, owner, skill, count(*)::int AS n FROM tasks

@@ -26,6 +26,7 @@ import type {
   MessageKey,
   NewTask,
   QueueCounts,
+  SkillFilter,
   StampQueue,
   StoreChange,
   StoreStats,
@@ -61,7 +62,7 @@ import { InstanceLock } from './instance-lock.js';
 import { migrate } from './migrations.js';
 import { SqliteOperator } from './operator.js';
 import { makeDatabasePrivate } from './private-files.js';
-import { prepareStatements, type Statements } from './statements.js';
+import { prepareStatements, type Statements, skillParams } from './statements.js';
 import { SqliteStats } from './stats.js';
 import { WalSync } from './wal-sync.js';
 
@@ -272,11 +273,17 @@ export class SqliteStore implements TaskStore {
     leaseMs: number,
     limit: number,
     policy: ClaimPolicy = {},
+    skills?: SkillFilter,
   ): Promise<ClaimedTask[]> {
+    const passes = skillParams(skills);
     return this.#writes.run(() => {
       // Takeovers first: their tasks were accepted before anything still queued.
-      const orphans = this.#q.claimableOrphans.all({ now, limit }) as { id: string; state: TaskState }[];
-      const queued = orphans.length < limit ? this.#pickQueued(now, limit - orphans.length, policy) : [];
+      const orphans = this.#q.claimableOrphans.all({ now, limit, ...passes }) as {
+        id: string;
+        state: TaskState;
+      }[];
+      const queued =
+        orphans.length < limit ? this.#pickQueued(now, limit - orphans.length, policy, passes) : [];
       const candidates = [...orphans, ...queued.map((t) => ({ id: t.id, state: 'submitted' as const }))];
       const claimed: ClaimedTask[] = [];
       for (const c of candidates) {
@@ -302,14 +309,19 @@ export class SqliteStore implements TaskStore {
   }
 
   /** The queued tasks to claim next, as the fair share picks them (one process: exact). */
-  #pickQueued(now: number, slots: number, policy: ClaimPolicy): QueuedTask[] {
+  #pickQueued(
+    now: number,
+    slots: number,
+    policy: ClaimPolicy,
+    passes: ReturnType<typeof skillParams>,
+  ): QueuedTask[] {
     const queued: QueuedTask[] = [];
     let owner = '';
     for (;;) {
       const next = this.#q.queuedOwnerAfter.get(owner) as { owner: string } | undefined;
       if (!next) break;
       owner = next.owner;
-      const rows = this.#q.ownerQueue.all({ owner, now, limit: slots }) as QueuedRow[];
+      const rows = this.#q.ownerQueue.all({ owner, now, limit: slots, ...passes }) as QueuedRow[];
       for (const r of rows) queued.push(toQueued(r));
     }
     const running = this.#q.running.all({ now }) as RunningCount[];

@@ -1,9 +1,22 @@
 import type Database from 'better-sqlite3';
+import type { SkillFilter } from '../../engine/store-port.js';
 
 const LIST_WHERE = `owner = @owner AND expires_at > @now
   AND (@context_id IS NULL OR context_id = @context_id)
   AND (@state IS NULL OR state = @state)
   AND (@after IS NULL OR updated_at > @after)`;
+
+/** A claim's skill filter (store-port.ts SkillFilter): @only and @except are JSON lists, or NULL. */
+const SKILL_PASSES = `(@only IS NULL OR skill IN (SELECT value FROM json_each(@only)))
+  AND (@except IS NULL OR skill NOT IN (SELECT value FROM json_each(@except)))`;
+
+/** The named parameters of {@link SKILL_PASSES} for a claim's filter. */
+export function skillParams(filter: SkillFilter | undefined): { only: string | null; except: string | null } {
+  return {
+    only: filter && 'only' in filter ? JSON.stringify(filter.only) : null,
+    except: filter && 'except' in filter ? JSON.stringify(filter.except) : null,
+  };
+}
 
 const SQL = {
   // No RETURNING: the store builds the new row itself (newTaskRow). SQLite's RETURNING was measured
@@ -62,7 +75,7 @@ const SQL = {
   // An expired task is gone for callers: running it would be wasted work that nobody can see.
   // Each on its own partial index (migration 3): the cost follows the active tasks, not the stored ones.
   claimableOrphans: `SELECT id, state FROM tasks
-    WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now
+    WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now AND ${SKILL_PASSES}
     ORDER BY lease_expires_at LIMIT @limit`,
   // The fair claim's reads (engine/fair-share.ts), on the partial indexes of migration 12: the
   // owners with queued tasks one index seek each, the first tasks of each owner's queue, and the
@@ -71,6 +84,7 @@ const SQL = {
     ORDER BY owner LIMIT 1`,
   ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks
     WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
+      AND ${SKILL_PASSES}
     ORDER BY queue_at, id LIMIT @limit`,
   // Where a queued task stands: its owner's tasks before it (at most @cap of them; from the index
   // alone, migration 13), and the running.

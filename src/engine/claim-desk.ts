@@ -1,0 +1,129 @@
+/** A worker's claim: which skills, how many tasks, how long it may wait. */
+export interface ClaimRequest {
+  /** The skills to claim (already checked: remote ones this worker may work), never empty. */
+  skills: readonly string[];
+  max: number;
+  waitMs: number;
+  /** Aborted when the worker goes away (its request closed): the claim ends with nothing. */
+  signal?: AbortSignal;
+}
+
+interface Waiter<R, J> {
+  request: R;
+  settle: (jobs: J[]) => void;
+  settled: boolean;
+}
+
+/**
+ * The long polls of workers: a claim that finds nothing waits, at the cost of a promise and a
+ * timer, until a task may have become claimable (`wake`: a task queued here or on another instance,
+ * or the periodic look for expired leases and due retries). A wake-up tries the waiting claims in
+ * arrival order, at most one store claim per distinct skill set that found nothing: 200 idle
+ * workers of one skill cost one claim per wake-up, not 200.
+ *
+ * @example
+ *   const desk = new ClaimDesk((r) => runs.take(r), (jobs) => runs.giveBack(jobs), 1000);
+ *   journal.onQueued(() => desk.wake());
+ *   const jobs = await desk.claim({ skills: ['resize'], max: 1, waitMs: 30_000, signal });
+ */
+export class ClaimDesk<R extends ClaimRequest, J> {
+  readonly #take: (request: R) => Promise<J[]>;
+  /** Jobs claimed for a waiter that left meanwhile: their leases are given back. */
+  readonly #giveBack: (jobs: J[]) => Promise<void>;
+  readonly #pollMs: number;
+  readonly #waiting = new Set<Waiter<R, J>>();
+  #timer: NodeJS.Timeout | undefined;
+  #dispatching: Promise<void> | undefined;
+  #again = false;
+  #closed = false;
+
+  constructor(take: (r: R) => Promise<J[]>, giveBack: (jobs: J[]) => Promise<void>, pollMs: number) {
+    this.#take = take;
+    this.#giveBack = giveBack;
+    this.#pollMs = pollMs;
+  }
+
+  /** Claims waiting now (a gauge for metrics). */
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
+  /** What a claim gets: tasks at once if any are claimable, else the first within `waitMs`, else none. */
+  async claim(request: R): Promise<J[]> {
+    if (this.#closed) return [];
+    const now = await this.#take(request);
+    if (now.length > 0 || request.waitMs <= 0 || request.signal?.aborted) {
+      if (request.signal?.aborted && now.length > 0) await this.#giveBack(now);
+      return request.signal?.aborted ? [] : now;
+    }
+    return new Promise<J[]>((resolve) => {
+      const timeout = setTimeout(() => settle([]), request.waitMs);
+      const onAbort = () => settle([]);
+      const waiter: Waiter<R, J> = { request, settle: (jobs) => settle(jobs), settled: false };
+      const settle = (jobs: J[]) => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        clearTimeout(timeout);
+        request.signal?.removeEventListener('abort', onAbort);
+        this.#waiting.delete(waiter);
+        if (this.#waiting.size === 0) this.#stopTimer();
+        resolve(jobs);
+      };
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.add(waiter);
+      this.#startTimer();
+    });
+  }
+
+  /** Something may be claimable now: try the waiting claims (calls during a pass make one more). */
+  wake(): void {
+    if (this.#waiting.size === 0 || this.#closed) return;
+    if (this.#dispatching) {
+      this.#again = true;
+      return;
+    }
+    this.#dispatching = this.#dispatch()
+      .catch(() => {}) // a failed claim leaves its waiter waiting: the next wake-up tries again
+      .finally(() => {
+        this.#dispatching = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Ends every waiting claim with nothing (shutdown); later claims get nothing at once. */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of [...this.#waiting]) waiter.settle([]);
+    this.#stopTimer();
+  }
+
+  async #dispatch(): Promise<void> {
+    const dry = new Set<string>();
+    for (const waiter of [...this.#waiting]) {
+      const key = waiter.request.skills.join('\n');
+      if (waiter.settled || dry.has(key)) continue;
+      const jobs = await this.#take(waiter.request);
+      if (jobs.length === 0) {
+        dry.add(key);
+        continue;
+      }
+      if (waiter.settled)
+        await this.#giveBack(jobs); // it timed out or left while claiming
+      else waiter.settle(jobs);
+    }
+  }
+
+  #startTimer(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.wake(), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  #stopTimer(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,455 @@
+import type { Logger } from 'pino';
+import { artifactsSoFar, planArtifact } from './artifact-write.js';
+import { foldArtifacts } from './artifacts.js';
+import { ClaimDesk, type ClaimRequest } from './claim-desk.js';
+import { EngineError, isJobError, JobError } from './errors.js';
+import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
+import { HeldTask, type HoldRules } from './held-task.js';
+import { type ArtifactUpdate, isRemote } from './skill.js';
+import { BLOB_PIECE_BYTES, type GuardedWrite, isQuotaExceeded, type WriteResult } from './store-port.js';
+import type { Message, Progress, TaskRecord, TaskState } from './task.js';
+
+export interface RemoteRunsOptions extends HoldRules {
+  /** How long a claim holds its task without a heartbeat (LEASE_MS). */
+  leaseMs: number;
+  /** How often waiting claims look again besides wake-ups (expired leases, due retries). */
+  pollMs: number;
+  logger: Logger;
+}
+
+/** A worker's claim, with the name its leases are held under. */
+export interface WorkerClaim extends ClaimRequest {
+  /** Who holds the leases (the worker's name and principal), as the store records it. */
+  worker: string;
+}
+
+/** A task claimed for a worker: the record, the answers so far, and the lease. */
+export interface ClaimedJob {
+  record: TaskRecord;
+  /** The caller's messages: the one that made the task, then the answers, oldest first. */
+  fromCaller: Message[];
+  leaseToken: string;
+  leaseExpiresAt: number;
+  /** The previous holder died (or released it): this run takes it over. */
+  interrupted: boolean;
+}
+
+/** Where a held task stands after a worker's write. */
+export interface LeaseState {
+  taskId: string;
+  state: TaskState;
+  /** Until when the lease holds (heartbeats say). */
+  leaseExpiresAt?: number;
+  cancelRequested: boolean;
+}
+
+/** What a worker's question asks. */
+export interface RemoteQuestion {
+  prompt: string;
+  /** The answer's JSON Schema (shown to whoever answers; a worker validates what it gets). */
+  schema?: Record<string, unknown>;
+  approvers?: readonly string[];
+  deadlineMs?: number;
+}
+
+/** How a worker's run ends well. */
+export interface RemoteOutcome {
+  /** The final status message's text. */
+  message?: string;
+  state?: 'completed' | 'rejected';
+  artifacts?: readonly ArtifactUpdate[];
+}
+
+/** A file streamed into an artifact. */
+export interface Upload {
+  artifactId: string;
+  name?: string;
+  filename?: string;
+  mediaType?: string;
+  /** Add to the artifact rather than replace it. */
+  append?: boolean;
+}
+
+/** The lease a worker wrote with holds its task no longer: nothing was written. */
+export class LeaseLost extends Error {
+  override readonly name = 'LeaseLost';
+  constructor(taskId: string) {
+    super(
+      `This lease no longer holds task ${taskId}: it was canceled, expired, finished or taken over by another worker after the lease ran out. Stop working on it.`,
+    );
+  }
+}
+
+/** An artifact the task cannot keep (too large, over the owner's quota): the task failed saying so. */
+export class ArtifactRefused extends Error {
+  override readonly name = 'ArtifactRefused';
+}
+
+/**
+ * Runs on remote workers (docs/workers.md): claims for workers, long-polled on a {@link ClaimDesk},
+ * and every write a worker makes to a task it holds, each guarded by the lease token it was given.
+ * Nothing is kept between requests: any instance sharing the store serves any worker's next call.
+ * The endings are the in-process runner's own ({@link HeldTask}).
+ *
+ * @example
+ *   const runs = new RemoteRuns({ engine, journal, maxInterruptions: 3, leaseMs: 30_000, pollMs: 1000, logger });
+ *   runs.start();
+ *   const [job] = await runs.claim({ worker: 'gpu-1 (acme/worker)', skills: ['resize'], max: 1, waitMs: 30_000 });
+ *   await runs.complete(job.record.id, job.leaseToken, { message });
+ */
+export class RemoteRuns {
+  readonly #o: RemoteRunsOptions;
+  readonly #desk: ClaimDesk<WorkerClaim, ClaimedJob>;
+  readonly #unlisten: (() => void)[] = [];
+
+  constructor(options: RemoteRunsOptions) {
+    this.#o = options;
+    this.#desk = new ClaimDesk<WorkerClaim, ClaimedJob>(
+      (r) => this.#take(r),
+      (jobs) => this.#giveBack(jobs),
+      options.pollMs,
+    );
+  }
+
+  /** The remote skills' ids: what workers may claim. */
+  get skills(): string[] {
+    return this.#o.engine.skills
+      .all()
+      .filter(isRemote)
+      .map((s) => s.id);
+  }
+
+  /** Claims waiting now. */
+  get waiting(): number {
+    return this.#desk.waiting;
+  }
+
+  /** Wakes waiting claims whenever a task may have become claimable, here or on another instance. */
+  start(): void {
+    const { journal } = this.#o;
+    const wake = () => this.#desk.wake();
+    this.#unlisten.push(journal.onQueued(wake));
+    this.#unlisten.push(journal.onStatus((_id, state) => state === 'submitted' && wake()));
+  }
+
+  /** Ends waiting claims with nothing; later claims get nothing. */
+  stop(): void {
+    for (const unlisten of this.#unlisten.splice(0)) unlisten();
+    this.#desk.close();
+  }
+
+  /** Tasks for a worker: claimable ones at once, else the first within the claim's wait. */
+  claim(claim: WorkerClaim): Promise<ClaimedJob[]> {
+    return this.#desk.claim(claim);
+  }
+
+  /** Extends the lease; a cancel its owner asked for ends the task now (canceled), and says so. */
+  async heartbeat(taskId: string, leaseToken: string): Promise<LeaseState> {
+    const { journal, leaseMs } = this.#o;
+    const now = journal.now();
+    const until = now + leaseMs;
+    const lease = await journal.store.renewLease(taskId, leaseToken, now, until);
+    if (!lease.held) throw new LeaseLost(taskId);
+    if (!lease.cancelRequested) {
+      return { taskId, state: 'working', leaseExpiresAt: until, cancelRequested: false };
+    }
+    const held = await this.#held(taskId, leaseToken);
+    if (!(await held.cancel())) throw new LeaseLost(taskId);
+    return { taskId, state: 'canceled', cancelRequested: true };
+  }
+
+  progress(taskId: string, leaseToken: string, progress: Progress): Promise<LeaseState> {
+    return this.#write(taskId, leaseToken, { progress, events: [{ kind: 'progress', progress }] });
+  }
+
+  /** An agent message while working (the task stays working). */
+  async say(taskId: string, leaseToken: string, text: string): Promise<LeaseState> {
+    const held = await this.#held(taskId, leaseToken);
+    return this.#commit(held, { to: 'working', statusMessage: held.text(text), events: [] });
+  }
+
+  /** Writes (or appends to) an artifact; one the task cannot keep fails the task (ArtifactRefused). */
+  async artifact(
+    taskId: string,
+    leaseToken: string,
+    update: ArtifactUpdate,
+  ): Promise<{ artifactId: string } & LeaseState> {
+    const held = await this.#held(taskId, leaseToken);
+    const artifactId = await this.#writeArtifact(held, update);
+    return { artifactId, ...this.#stateOf(held.record) };
+  }
+
+  /**
+   * Streams a file into an artifact, a stored piece at a time: the server holds at most two pieces
+   * (1 MiB each) whatever the file's size. Each piece is an artifact chunk stored beside the log;
+   * callers see the artifact as one file.
+   */
+  async upload(
+    taskId: string,
+    leaseToken: string,
+    upload: Upload,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<{ artifactId: string; bytes: number } & LeaseState> {
+    const held = await this.#held(taskId, leaseToken);
+    const { engine } = this.#o;
+    const { artifactId, append = false, ...about } = upload;
+    const before = append ? ((await this.#soFar(held)).bytes.get(artifactId) ?? 0) : 0;
+    const max = Math.min(
+      engine.limits.maxArtifactBytes,
+      engine.skills.get(held.record.skill)?.maxArtifactBytes ?? Number.POSITIVE_INFINITY,
+    );
+    let bytes = 0;
+    let chunks = 0;
+    let state = this.#stateOf(held.record);
+    const writePiece = async (piece: Buffer, lastChunk: boolean) => {
+      const part = {
+        filename: about.filename,
+        mediaType: about.mediaType,
+        blob: { kind: 'raw' as const, size: piece.length },
+      };
+      state = await this.#commit(held, {
+        events: [
+          {
+            kind: 'artifact',
+            artifact: { artifactId, name: about.name, parts: [part] },
+            append: append || chunks > 0,
+            lastChunk,
+          },
+        ],
+        blobs: [piece],
+        storage: {
+          owner: held.record.owner,
+          bytes: piece.length,
+          quota: engine.limits.maxStoredBytes || undefined,
+        },
+      }).catch((err: unknown) => this.#refusedArtifact(held, err));
+      chunks++;
+    };
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let full: Buffer | undefined; // a whole piece, written once the next byte shows it is not the last
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (before + bytes > max) {
+        await this.#refusedArtifact(
+          held,
+          new JobError(
+            `artifact ${artifactId} would hold more than ${max} bytes; at most ${max} are kept`,
+            'artifact-too-large',
+          ),
+        );
+      }
+      let data = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+      while (data.length > 0) {
+        const take = Math.min(BLOB_PIECE_BYTES - pendingBytes, data.length);
+        pending.push(data.subarray(0, take));
+        pendingBytes += take;
+        data = data.subarray(take);
+        if (pendingBytes === BLOB_PIECE_BYTES) {
+          if (full) await writePiece(full, false);
+          full = Buffer.concat(pending);
+          pending = [];
+          pendingBytes = 0;
+        }
+      }
+    }
+    if (full && pendingBytes === 0) await writePiece(full, true);
+    else {
+      if (full) await writePiece(full, false);
+      await writePiece(Buffer.concat(pending), true);
+    }
+    return { artifactId, bytes, ...state };
+  }
+
+  /**
+   * Parks the task on the worker's question (input-required, the lease released), as `ctx.ask`
+   * does: 'submitted' when an answer came while the run worked (it is queued again at once).
+   */
+  async ask(taskId: string, leaseToken: string, q: RemoteQuestion): Promise<'input-required' | 'submitted'> {
+    const approvers = (q.approvers ?? []).map((name, i) => {
+      const normalized = normalizeApproverName(name);
+      if (normalized === undefined) {
+        throw new EngineError(
+          'invalid-params',
+          `approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`,
+        );
+      }
+      return normalized;
+    });
+    const held = await this.#held(taskId, leaseToken);
+    const seen = await this.#answersAtStart(held);
+    const state = await held.park(
+      { prompt: q.prompt, approvers, deadlineMs: q.deadlineMs, answerSchema: q.schema },
+      seen + 1,
+    );
+    if (!state) throw new LeaseLost(taskId);
+    return state;
+  }
+
+  /** Ends the run: its artifacts first, then the final state and message. */
+  async complete(taskId: string, leaseToken: string, outcome: RemoteOutcome): Promise<TaskState> {
+    const held = await this.#held(taskId, leaseToken);
+    for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
+    const state = outcome.state ?? 'completed';
+    const message = outcome.message === undefined ? undefined : held.text(outcome.message);
+    if (!(await held.finish(state, message))) throw new LeaseLost(taskId);
+    return state;
+  }
+
+  /**
+   * Fails the run with the worker's words for the task's owner, or queues it again when the skill's
+   * retry policy retries it (`retryable`, or a `code` its retryOn lists).
+   */
+  async fail(
+    taskId: string,
+    leaseToken: string,
+    failure: { message: string; code?: string; retryable?: boolean },
+  ): Promise<{ state: TaskState; retryAt?: number }> {
+    const held = await this.#held(taskId, leaseToken);
+    const err = new JobError(failure.message, failure.code, { transient: failure.retryable });
+    const outcome = await held.fail(err, failure.message);
+    if (!outcome) throw new LeaseLost(taskId);
+    return outcome;
+  }
+
+  /** Gives the task back: the next claim takes it over at once (not counted as an interruption). */
+  async release(taskId: string, leaseToken: string): Promise<LeaseState> {
+    const { journal } = this.#o;
+    const now = journal.now();
+    // Checked first: a token that holds nothing must be told so, not answered as if released.
+    if (!(await journal.store.renewLease(taskId, leaseToken, now, now)).held) throw new LeaseLost(taskId);
+    const held = await this.#held(taskId, leaseToken);
+    await held.release();
+    this.#desk.wake();
+    return this.#stateOf(held.record);
+  }
+
+  async #take(claim: WorkerClaim): Promise<ClaimedJob[]> {
+    const { engine, journal, leaseMs, logger } = this.#o;
+    for (;;) {
+      const now = journal.now();
+      const claimed = await journal.store.claim(claim.worker, now, leaseMs, claim.max, engine.claimPolicy, {
+        only: claim.skills,
+      });
+      const jobs: ClaimedJob[] = [];
+      for (const c of claimed) {
+        journal.publish(c);
+        const { skill, attempts, createdAt } = c.record;
+        journal.observer.claimed(
+          skill,
+          c.interrupted,
+          !c.interrupted && attempts === 1 ? now - createdAt : undefined,
+        );
+        const log = logger.child({ taskId: c.record.id, skill, attempt: attempts, worker: claim.worker });
+        const held = new HeldTask(this.#o, c, log);
+        if (!(await held.takeOver(c.interrupted))) continue;
+        const view = await engine.get(c.record.owner, c.record.id).catch(() => undefined);
+        if (!view) continue; // expired meanwhile
+        jobs.push({
+          record: view.record,
+          fromCaller: view.history.filter((m) => m.role === 'ROLE_USER'),
+          leaseToken: c.leaseToken,
+          leaseExpiresAt: now + leaseMs,
+          interrupted: c.interrupted,
+        });
+      }
+      // Every task claimed was failed instead (crash loops, onInterrupt: 'fail'): look again.
+      if (claimed.length === 0 || jobs.length > 0) return jobs;
+    }
+  }
+
+  async #giveBack(jobs: ClaimedJob[]): Promise<void> {
+    const { journal } = this.#o;
+    await Promise.all(jobs.map((j) => journal.store.releaseLease(j.record.id, j.leaseToken)));
+    this.#desk.wake();
+  }
+
+  /** The task `leaseToken` claims to hold, as a HeldTask; LeaseLost when it is not working. */
+  async #held(taskId: string, leaseToken: string): Promise<HeldTask> {
+    const { journal, logger } = this.#o;
+    const record = await journal.store.getTask(taskId, journal.now());
+    if (record?.state !== 'working') throw new LeaseLost(taskId);
+    const log = logger.child({ taskId, skill: record.skill, attempt: record.attempts });
+    return new HeldTask(this.#o, { record, leaseToken }, log);
+  }
+
+  async #write(
+    taskId: string,
+    leaseToken: string,
+    w: Omit<GuardedWrite, 'taskId' | 'from' | 'at'>,
+  ): Promise<LeaseState> {
+    return this.#commit(await this.#held(taskId, leaseToken), w);
+  }
+
+  /** A write of the held task, guarded by its lease; LeaseLost when it no longer holds. */
+  async #commit(held: HeldTask, w: Omit<GuardedWrite, 'taskId' | 'from' | 'at'>): Promise<LeaseState> {
+    const { journal } = this.#o;
+    const result: WriteResult | undefined = await journal.commit({
+      ...w,
+      taskId: held.record.id,
+      from: ['working'],
+      leaseToken: held.leaseToken,
+      at: journal.now(),
+    });
+    if (!result) throw new LeaseLost(held.record.id);
+    return this.#stateOf(result.record);
+  }
+
+  async #writeArtifact(held: HeldTask, update: ArtifactUpdate): Promise<string> {
+    const { engine } = this.#o;
+    const soFar = await this.#soFar(held);
+    let plan: ReturnType<typeof planArtifact>;
+    try {
+      plan = planArtifact(update, soFar, engine.limits, {
+        owner: held.record.owner,
+        maxArtifactBytes: engine.skills.get(held.record.skill)?.maxArtifactBytes,
+      });
+    } catch (err) {
+      return this.#refusedArtifact(held, err);
+    }
+    await this.#commit(held, plan.write).catch((err: unknown) => this.#refusedArtifact(held, err));
+    return plan.artifactId;
+  }
+
+  /** The task's artifacts as its log holds them now. */
+  async #soFar(held: HeldTask) {
+    const { journal } = this.#o;
+    const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
+    if (!found) throw new LeaseLost(held.record.id);
+    return artifactsSoFar(foldArtifacts(found.log).values());
+  }
+
+  /**
+   * An artifact the task cannot keep fails it, as an in-process job fails on it: the owner reads
+   * why, and the worker is told (ArtifactRefused). Any other error goes on as it is.
+   */
+  async #refusedArtifact(held: HeldTask, err: unknown): Promise<never> {
+    if (!(isJobError(err) && err.code === 'artifact-too-large') && !isQuotaExceeded(err)) throw err;
+    if (isQuotaExceeded(err)) this.#o.journal.observer.refused('storage-quota');
+    await held.fail(err, err.message);
+    throw new ArtifactRefused(`${err.message}; the task failed`);
+  }
+
+  /** The run's answers it was claimed with: the caller's messages after the first, before the run began. */
+  async #answersAtStart(held: HeldTask): Promise<number> {
+    const { journal } = this.#o;
+    const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
+    if (!found) throw new LeaseLost(held.record.id);
+    // The run began where the task last became working from another state (its claim).
+    let startSeq = 0;
+    let state: TaskState | undefined;
+    for (const { event, seq } of found.log) {
+      if (event.kind !== 'status') continue;
+      if (event.state === 'working' && state !== 'working') startSeq = seq;
+      state = event.state;
+    }
+    const before = found.log.filter(
+      (e) => e.seq < startSeq && e.event.kind === 'message' && e.event.message.role === 'ROLE_USER',
+    );
+    return Math.max(0, before.length - 1);
+  }
+
+  #stateOf(record: TaskRecord): LeaseState {
+    return { taskId: record.id, state: record.state, cancelRequested: record.cancelRequested };
+  }
+}

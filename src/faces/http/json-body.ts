@@ -1,0 +1,14 @@
+import type { Request } from 'express';
+import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from './body.js';
+import { Refused } from './route.js';
+
+/** A JSON request body within the limits, or a refusal (415, 413, 400) in problem form. */
+export async function jsonBody(req: Request, limits: BodyLimits): Promise<unknown> {
+  if (!isJsonContentType(req.headers['content-type'])) throw new Refused(415, 'Send application/json');
+  try {
+    return await readJson(req, limits);
+  } catch (err) {
+    if (err instanceof BodyRefused) throw new Refused(err.status, err.message);
+    throw err;
+  }
+}

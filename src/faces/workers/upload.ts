@@ -1,0 +1,51 @@
+import type { Handler } from '../http/route.js';
+import { Refused } from '../http/route.js';
+import type { WorkersOptions } from './options.js';
+import { ARTIFACT_ID_PATTERN, UploadQuery } from './requests.js';
+import { leaseOf, parsed } from './respond.js';
+
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
+
+/**
+ * `PUT /v1/workers/jobs/{taskId}/artifacts/{artifactId}`: the request body is the file, streamed
+ * into the artifact a stored piece at a time (never held whole). `Content-Type` is its media type;
+ * query `name`, `filename`, `append=true`.
+ */
+export const upload =
+  (o: WorkersOptions): Handler =>
+  async (req, res) => {
+    const { taskId, token } = leaseOf(req);
+    const artifactId = String(req.params.artifactId);
+    if (!ARTIFACT_ID_PATTERN.test(artifactId)) {
+      throw new Refused(400, 'The artifact id must be 1 to 128 letters, digits, ".", "_", ":" or "-"');
+    }
+    const query = parsed(UploadQuery, { ...req.query }, 'Query: name?, filename?, append=true|false');
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding !== 'identity') {
+      res.set('Connection', 'close');
+      throw new Refused(415, 'Send the file uncompressed (no Content-Encoding)');
+    }
+    const type = req.headers['content-type'];
+    if (type !== undefined && (type.length > 255 || !MEDIA_TYPE.test(type))) {
+      throw new Refused(400, 'Content-Type must be a media type (type/subtype)');
+    }
+    const written = await o.runs
+      .upload(
+        taskId,
+        token,
+        {
+          artifactId,
+          name: query.name,
+          filename: query.filename,
+          mediaType: type,
+          append: query.append === 'true',
+        },
+        req,
+      )
+      .catch((err: unknown) => {
+        // What the worker still sends is not read: the connection ends with the answer.
+        if (!req.readableEnded) res.set('Connection', 'close');
+        throw err;
+      });
+    res.json(written);
+  };
