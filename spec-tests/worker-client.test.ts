@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Handler, Job, Worker } from '../dist/src/worker/index.js';
 import { JobError, runWorker } from '../dist/src/worker/index.js';
+import { rpcStream } from './a2a.js';
 import { type Agent, launch } from './harness.js';
-import { openSse } from './sse.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
 type Json = Record<string, any>;
@@ -273,9 +273,11 @@ describe('taskhandle/worker: runWorker against the real server', () => {
     });
 
     // The task's log, replayed from its start: one completion, after the takeover.
-    const events = await openSse(`${agent.url}/v1/jobs/${id}/events`, { headers: { 'Last-Event-ID': '0' } });
-    const statuses = (await events.rest()).map((e) => e.data.job?.status);
-    expect(statuses.filter((s) => s === 'completed')).toHaveLength(1);
+    const replay = await rpcStream(agent, 'SubscribeToTask', { id }, { version: '1.0', lastEventId: '0' });
+    const states = (await replay.rest())
+      .map((e) => e.data.result?.statusUpdate?.status?.state)
+      .filter(Boolean);
+    expect(states.filter((s) => s === 'TASK_STATE_COMPLETED')).toHaveLength(1);
   });
 
   it('stop() releases a running job at once: another worker takes it over with no interruption', async () => {
