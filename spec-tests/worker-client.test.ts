@@ -189,6 +189,15 @@ describe('taskhandle/worker: runWorker against the real server', () => {
     expect(String(errors[0])).toContain('hunter2');
   });
 
+  it('a result the server refuses fails the task at once, with the generic message, and tells onError why', async () => {
+    const { errors } = worker({ 'w.overlong': () => ({ message: 'x'.repeat(20_000) }) });
+    const id = await newJob('w.overlong');
+    const failed = await jobIn(id, 'failed');
+    expect(failed.statusMessage).toContain(`an internal error in the worker "${NAME}" (it logged the cause)`);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ name: 'ProblemError', status: 400 });
+  });
+
   it('asks: the task waits for input, and the answer replays the job to completion', async () => {
     const runs: number[] = [];
     worker({
@@ -308,9 +317,13 @@ describe('taskhandle/worker: runWorker against the real server', () => {
     expect(reasons).toEqual(['shutdown']);
     const done = await jobIn(id, 'completed');
     expect(done.statusMessage).toBe('finished by the second worker');
-    // Released, not lost: taken over before its lease ran out, as no interruption.
     expect(runs).toHaveLength(1);
-    expect(runs[0]?.interrupted).toBe(false);
     expect(first.errors).toEqual([]);
+    // Released, not lost: taken over before its lease ran out, and as no interruption.
+    const job = await api('GET', `/v1/jobs/${id}`);
+    expect(
+      runs[0]?.interrupted,
+      `docs/workers.md: a release "counts as no interruption"; ${JSON.stringify(job.body)}`,
+    ).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { isJobError } from '../engine/errors.js';
 import { AskedForInput, type HeldJob } from './held-job.js';
 import type { Handler, JobResult } from './job.js';
-import { isLeaseLost, isNetworkError } from './worker-http.js';
+import { isLeaseLost, isNetworkError, isProblemError } from './worker-http.js';
 
 export interface RunJobOptions {
   /** The worker's name, in the message of a failure the task's owner must not read the cause of. */
@@ -54,33 +54,48 @@ export async function runJob(job: HeldJob, handler: Handler | undefined, o: RunJ
 }
 
 async function end(job: HeldJob, s: Settled, o: RunJobOptions): Promise<void> {
+  let written: boolean | 'refused' = false;
   if (s.ok) {
     const r = s.value ?? {};
-    await last(job, o, 'complete', { message: r.message, state: r.state, artifacts: r.artifacts });
+    written = await last(job, o, 'complete', { message: r.message, state: r.state, artifacts: r.artifacts });
   } else if (s.err instanceof AskedForInput) {
     // Cannot happen without job.parked; kept so that a sentinel never reaches fail.
+    return;
   } else if (isJobError(s.err)) {
     const { message, code, options } = s.err;
-    await last(job, o, 'fail', { message, code, retryable: options.transient });
+    written = await last(job, o, 'fail', { message, code, retryable: options.transient });
   } else {
     o.onError(s.err);
+    written = 'refused';
+  }
+  // Also when the server refused the ending the handler made (a message too long, a part malformed:
+  // onError has the server's detail): the task fails now rather than wait for its lease to run out.
+  if (written === 'refused') {
     await last(job, o, 'fail', {
       message: `an internal error in the worker "${o.worker}" (it logged the cause)`,
     });
   }
 }
 
-/** Tries a network failure again (the lease lasts three beats); a lost lease means nothing to write. */
-async function last(job: HeldJob, o: RunJobOptions, what: 'complete' | 'fail' | 'release', json?: unknown) {
+/**
+ * Makes the run's last write, trying a network failure again (the lease lasts three beats). True when
+ * written or when there is nothing to write (the lease is lost); 'refused' when the server refused it.
+ */
+async function last(
+  job: HeldJob,
+  o: RunJobOptions,
+  what: 'complete' | 'fail' | 'release',
+  json?: unknown,
+): Promise<boolean | 'refused'> {
   for (let attempt = 0; ; attempt++) {
     try {
       await job.finish(what, json);
-      return;
+      return true;
     } catch (err) {
-      if (isLeaseLost(err)) return;
+      if (isLeaseLost(err)) return true;
       if (!isNetworkError(err) || attempt >= 3) {
         o.onError(err);
-        return;
+        return isProblemError(err) && err.status >= 400 && err.status < 500 ? 'refused' : false;
       }
       await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** attempt));
     }

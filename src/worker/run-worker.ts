@@ -46,6 +46,8 @@ const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 /** After the shutdown abort, how long stop() waits for handlers to unwind (they are released already). */
 const ABORT_GRACE_MS = 2000;
+/** What the server takes as a worker's name (faces/workers/requests.ts). */
+const WORKER_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$/;
 /** The most jobs one claim may ask for (docs/workers.md). */
 const MAX_PER_CLAIM = 32;
 
@@ -83,8 +85,20 @@ export function runWorker(options: WorkerOptions): Worker {
   }
   const skills = Object.keys(options.skills);
   if (skills.length === 0) throw new RangeError('runWorker: skills names no skill to work');
-  const name = options.name ?? `${hostname()}-${process.pid}`;
+  const host = hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 50);
+  const name = options.name ?? `${host || 'worker'}-${process.pid}`;
+  if (!WORKER_NAME.test(name)) {
+    throw new RangeError(
+      `runWorker: name must be 1 to 64 letters, digits, ".", "_", ":", "@" or "-", starting with a letter or digit; got ${JSON.stringify(name)}`,
+    );
+  }
   const waitMs = options.waitMs ?? 30_000;
+  if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 60_000) {
+    throw new RangeError(`runWorker: waitMs must be a whole number of ms from 0 to 60000; got ${waitMs}`);
+  }
   const stopGraceMs = options.stopGraceMs ?? 10_000;
   const onError = options.onError ?? ((err: unknown) => console.error(err));
   const http = new WorkerHttp(options.url, options);

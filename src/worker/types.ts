@@ -25,8 +25,8 @@ export interface Message {
   metadata?: Record<string, unknown>;
 }
 
-/** A JSON Schema (draft 2020-12 or draft-07): a plain object, or `true`. */
-export type JsonSchema = { readonly [keyword: string]: unknown } | boolean;
+/** A JSON Schema (draft 2020-12 or draft-07), as a plain object. */
+export type JsonSchema = { readonly [keyword: string]: unknown };
 
 /** An artifact to write (`POST .../artifacts`), or to write with the job's end (`complete`). */
 export interface ArtifactWrite {
