@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +53,29 @@ async function until<T>(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('taskhandle/worker loads nothing of the server', () => {
+  it('imports only its own modules, engine/errors.js and node: built-ins', () => {
+    const dist = fileURLToPath(new URL('../dist/src/', import.meta.url));
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const source = readFileSync(file, 'utf8');
+      for (const [, spec] of source.matchAll(/^(?:import|export)\s(?:[^'"]*?from\s+)?'([^']+)'/gm)) {
+        if (!spec) continue;
+        if (spec.startsWith('.')) visit(join(dirname(file), spec));
+        else packages.add(spec);
+      }
+    };
+    visit(join(dist, 'worker/index.js'));
+    const files = [...seen].map((f) => relative(dist, f)).sort();
+    expect(files.filter((f) => !f.startsWith('worker/'))).toEqual(['engine/errors.js']);
+    expect(files).toContain('worker/run-worker.js');
+    expect([...packages].filter((p) => !p.startsWith('node:'))).toEqual([]);
+  });
+});
 
 describe('taskhandle/worker: runWorker against the real server', () => {
   let agent: Agent;
