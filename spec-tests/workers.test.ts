@@ -53,6 +53,8 @@ beforeAll(async () => {
       LEASE_MS: '1500',
       RUNNER_POLL_MS: '100',
       MAX_ARTIFACT_BYTES: '200000',
+      METRICS_TOKEN: 'scrape-me-0123456789',
+      OPERATORS: 'acme/alice',
     },
   });
   worker = { 'X-API-Key': agent.keys.robot as string };
@@ -306,6 +308,17 @@ describe('who may work', () => {
     const openapi = await call('GET', '/v1/workers/openapi.json', {});
     expect(openapi.body.paths['/v1/workers/claims'].post.requestBody).toBeDefined();
     expect((await call('GET', '/v1/workers/nope', worker)).status).toBe(404);
+  });
+
+  it('the metrics count claims, their waits and the writes refused for a lost lease', async () => {
+    const res = await fetch(`${agent.url}/metrics`, {
+      headers: { Authorization: 'Bearer scrape-me-0123456789' },
+    });
+    const text = await res.text();
+    const value = (series: string) => Number(new RegExp(`^${series} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('taskhandle_worker_claims_total\\{result="tasks"\\}')).toBeGreaterThan(0);
+    expect(value('taskhandle_worker_lease_lost_total')).toBeGreaterThan(0);
+    expect(value('taskhandle_worker_claim_wait_seconds_count')).toBeGreaterThan(0);
   });
 
   it('the in-process skill still runs in the server, beside the remote ones', async () => {

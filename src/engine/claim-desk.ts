@@ -43,9 +43,12 @@ export class ClaimDesk<R extends ClaimRequest, J> {
     this.#pollMs = pollMs;
   }
 
-  /** Claims waiting now (a gauge for metrics). */
-  get waiting(): number {
-    return this.#waiting.size;
+  /** Claims waiting now, per skill they wait for (a gauge for metrics). */
+  waitingBySkill(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const w of this.#waiting)
+      for (const skill of w.request.skills) counts.set(skill, (counts.get(skill) ?? 0) + 1);
+    return counts;
   }
 
   /** What a claim gets: tasks at once if any are claimable, else the first within `waitMs`, else none. */

@@ -46,6 +46,10 @@ export interface EngineObserver {
   canceled(skill: string, outcome: CancelOutcome): void;
   refused(why: EngineRefusal): void;
   stored(op: StoreOp, ms: number): void;
+  /** A worker's claim was answered after `waitedMs` (its long poll) with `tasks` tasks (0: none came). */
+  workerClaimed(tasks: number, waitedMs: number): void;
+  /** A worker wrote with a lease that no longer holds its task (refused, nothing written). */
+  leaseLost(): void;
 }
 
 const nothing = () => {};
@@ -61,4 +65,6 @@ export const NO_OBSERVER: EngineObserver = {
   canceled: nothing,
   refused: nothing,
   stored: nothing,
+  workerClaimed: nothing,
+  leaseLost: nothing,
 };

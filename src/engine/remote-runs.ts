@@ -119,9 +119,9 @@ export class RemoteRuns {
       .map((s) => s.id);
   }
 
-  /** Claims waiting now. */
-  get waiting(): number {
-    return this.#desk.waiting;
+  /** Claims waiting now, per skill they wait for. */
+  waitingBySkill(): Map<string, number> {
+    return this.#desk.waitingBySkill();
   }
 
   /** Wakes waiting claims whenever a task may have become claimable, here or on another instance. */
@@ -139,8 +139,11 @@ export class RemoteRuns {
   }
 
   /** Tasks for a worker: claimable ones at once, else the first within the claim's wait. */
-  claim(claim: WorkerClaim): Promise<ClaimedJob[]> {
-    return this.#desk.claim(claim);
+  async claim(claim: WorkerClaim): Promise<ClaimedJob[]> {
+    const started = performance.now();
+    const jobs = await this.#desk.claim(claim);
+    this.#o.journal.observer.workerClaimed(jobs.length, performance.now() - started);
+    return jobs;
   }
 
   /** Extends the lease; a cancel its owner asked for ends the task now (canceled), and says so. */
@@ -149,12 +152,12 @@ export class RemoteRuns {
     const now = journal.now();
     const until = now + leaseMs;
     const lease = await journal.store.renewLease(taskId, leaseToken, now, until);
-    if (!lease.held) throw new LeaseLost(taskId);
+    if (!lease.held) throw this.#lost(taskId);
     if (!lease.cancelRequested) {
       return { taskId, state: 'working', leaseExpiresAt: until, cancelRequested: false };
     }
     const held = await this.#held(taskId, leaseToken);
-    if (!(await held.cancel())) throw new LeaseLost(taskId);
+    if (!(await held.cancel())) throw this.#lost(taskId);
     return { taskId, state: 'canceled', cancelRequested: true };
   }
 
@@ -282,7 +285,7 @@ export class RemoteRuns {
       { prompt: q.prompt, approvers, deadlineMs: q.deadlineMs, answerSchema: q.schema },
       seen + 1,
     );
-    if (!state) throw new LeaseLost(taskId);
+    if (!state) throw this.#lost(taskId);
     return state;
   }
 
@@ -292,7 +295,7 @@ export class RemoteRuns {
     for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
     const state = outcome.state ?? 'completed';
     const message = outcome.message === undefined ? undefined : held.text(outcome.message);
-    if (!(await held.finish(state, message))) throw new LeaseLost(taskId);
+    if (!(await held.finish(state, message))) throw this.#lost(taskId);
     return state;
   }
 
@@ -308,7 +311,7 @@ export class RemoteRuns {
     const held = await this.#held(taskId, leaseToken);
     const err = new JobError(failure.message, failure.code, { transient: failure.retryable });
     const outcome = await held.fail(err, failure.message);
-    if (!outcome) throw new LeaseLost(taskId);
+    if (!outcome) throw this.#lost(taskId);
     return outcome;
   }
 
@@ -317,7 +320,7 @@ export class RemoteRuns {
     const { journal } = this.#o;
     const now = journal.now();
     // Checked first: a token that holds nothing must be told so, not answered as if released.
-    if (!(await journal.store.renewLease(taskId, leaseToken, now, now)).held) throw new LeaseLost(taskId);
+    if (!(await journal.store.renewLease(taskId, leaseToken, now, now)).held) throw this.#lost(taskId);
     const held = await this.#held(taskId, leaseToken);
     await held.release();
     this.#desk.wake();
@@ -368,7 +371,7 @@ export class RemoteRuns {
   async #held(taskId: string, leaseToken: string): Promise<HeldTask> {
     const { journal, logger } = this.#o;
     const record = await journal.store.getTask(taskId, journal.now());
-    if (record?.state !== 'working') throw new LeaseLost(taskId);
+    if (record?.state !== 'working') throw this.#lost(taskId);
     const log = logger.child({ taskId, skill: record.skill, attempt: record.attempts });
     return new HeldTask(this.#o, { record, leaseToken }, log);
   }
@@ -391,7 +394,7 @@ export class RemoteRuns {
       leaseToken: held.leaseToken,
       at: journal.now(),
     });
-    if (!result) throw new LeaseLost(held.record.id);
+    if (!result) throw this.#lost(held.record.id);
     return this.#stateOf(result.record);
   }
 
@@ -415,7 +418,7 @@ export class RemoteRuns {
   async #soFar(held: HeldTask) {
     const { journal } = this.#o;
     const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
-    if (!found) throw new LeaseLost(held.record.id);
+    if (!found) throw this.#lost(held.record.id);
     return artifactsSoFar(foldArtifacts(found.log).values());
   }
 
@@ -434,7 +437,7 @@ export class RemoteRuns {
   async #answersAtStart(held: HeldTask): Promise<number> {
     const { journal } = this.#o;
     const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
-    if (!found) throw new LeaseLost(held.record.id);
+    if (!found) throw this.#lost(held.record.id);
     // The run began where the task last became working from another state (its claim).
     let startSeq = 0;
     let state: TaskState | undefined;
@@ -447,6 +450,12 @@ export class RemoteRuns {
       (e) => e.seq < startSeq && e.event.kind === 'message' && e.event.message.role === 'ROLE_USER',
     );
     return Math.max(0, before.length - 1);
+  }
+
+  /** The refusal of a write whose lease no longer holds, counted. */
+  #lost(taskId: string): LeaseLost {
+    this.#o.journal.observer.leaseLost();
+    return new LeaseLost(taskId);
   }
 
   #stateOf(record: TaskRecord): LeaseState {

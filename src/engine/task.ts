@@ -178,6 +178,11 @@ export interface TaskRecord {
    * (here or on another instance, after a restart too) start traces of their own linked to it.
    */
   trace?: TraceCarrier;
+  /**
+   * While it runs: who holds its lease (an in-process runner's name, or a remote worker's: the name
+   * it claimed under and its credential) and until when, renewed by each heartbeat. Operators see it.
+   */
+  lease?: { holder: string; expiresAt: number };
 }
 
 /** A task as callers see it: the record plus what its event log adds up to. */

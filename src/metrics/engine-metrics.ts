@@ -28,6 +28,9 @@ export class EngineMetrics implements EngineObserver {
   readonly #cancels: Counter<'skill' | 'outcome'>;
   readonly #refusals: Counter<'reason'>;
   readonly #store: Histogram<'op'>;
+  readonly #workerClaims: Counter<'result'>;
+  readonly #claimWait: Histogram;
+  readonly #leaseLost: Counter;
 
   constructor(registry: Registry, refusals: Counter<'reason'>) {
     const registers = [registry];
@@ -90,8 +93,26 @@ export class EngineMetrics implements EngineObserver {
       buckets: STORE_BUCKETS,
       registers,
     });
+    this.#workerClaims = new Counter({
+      name: 'taskhandle_worker_claims_total',
+      help: "Remote workers' claims this instance answered, by result: tasks (it got some) or empty (its wait ran out)",
+      labelNames: ['result'],
+      registers,
+    });
+    this.#claimWait = new Histogram({
+      name: 'taskhandle_worker_claim_wait_seconds',
+      help: "How long remote workers' claims waited (their long poll) before they were answered",
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    this.#leaseLost = new Counter({
+      name: 'taskhandle_worker_lease_lost_total',
+      help: "Remote workers' writes refused because their lease no longer held the task (canceled, finished, taken over)",
+      registers,
+    });
     // Zeroes from the start: a rate() over a series that appears with its first event misses it.
     for (const op of ['create', 'write', 'claim'] as const) this.#store.zero({ op });
+    for (const result of ['tasks', 'empty'] as const) this.#workerClaims.inc({ result }, 0);
   }
 
   created(skill: string): void {
@@ -133,5 +154,14 @@ export class EngineMetrics implements EngineObserver {
 
   stored(op: StoreOp, ms: number): void {
     this.#store.observe({ op }, ms / 1000);
+  }
+
+  workerClaimed(tasks: number, waitedMs: number): void {
+    this.#workerClaims.inc({ result: tasks > 0 ? 'tasks' : 'empty' });
+    this.#claimWait.observe(Math.max(0, waitedMs) / 1000);
+  }
+
+  leaseLost(): void {
+    this.#leaseLost.inc();
   }
 }

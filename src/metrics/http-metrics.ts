@@ -8,6 +8,7 @@ import { PlainCount, PlainHistogram, plainCounter, plainHistogram } from './plai
 export interface FacePrefixes {
   a2aRest: string;
   jobs: string;
+  workers: string;
   inbox: string;
   mcp: string;
 }
@@ -43,6 +44,8 @@ export class HttpMetrics {
     this.#refusals = refusals;
     this.#faces = [
       [faces.a2aRest, 'a2a-rest'],
+      // Before jobs: its prefix is within theirs.
+      [faces.workers, 'workers'],
       [faces.jobs, 'jobs'],
       [faces.inbox, 'inbox'],
       [faces.mcp, 'mcp'],

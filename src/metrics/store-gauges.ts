@@ -9,6 +9,8 @@ export interface StoreGaugeSources {
   store: TaskStore;
   /** Jobs this instance runs now. */
   activeJobs: () => number;
+  /** Remote workers' claims waiting on this instance now, per skill they wait for. */
+  waitingClaims: () => ReadonlyMap<string, number>;
   clock: () => number;
   /** Told when the store could not be read (the scrape then goes on without those gauges). */
   failed: (err: unknown) => void;
@@ -84,6 +86,16 @@ export function storeGauges(registry: Registry, sources: StoreGaugeSources): voi
     registers,
     collect() {
       this.set({ scope: 'instance' }, sources.activeJobs());
+    },
+  });
+  new Gauge({
+    name: 'taskhandle_worker_claims_waiting',
+    help: "Remote workers' claims (long polls) waiting on this instance now, by skill they wait for: the idle workers",
+    labelNames: ['skill', 'scope'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [skill, n] of sources.waitingClaims()) this.set({ skill, scope: 'instance' }, n);
     },
   });
   new Gauge({

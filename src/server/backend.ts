@@ -93,7 +93,13 @@ export async function buildBackend(
       ? new RateLimiter(config.RATE_LIMIT_PER_S, config.RATE_LIMIT_BURST ?? 2 * config.RATE_LIMIT_PER_S)
       : undefined;
   // Loaded only when on: off, not even the metrics library is loaded.
-  const faces = { a2aRest: FACE_PATHS.a2aRest, jobs: '/v1/', inbox: FACE_PATHS.inbox, mcp: FACE_PATHS.mcp };
+  const faces = {
+    a2aRest: FACE_PATHS.a2aRest,
+    jobs: '/v1/',
+    workers: '/v1/workers/',
+    inbox: FACE_PATHS.inbox,
+    mcp: FACE_PATHS.mcp,
+  };
   const metrics = metricsOn(config)
     ? (await import('../metrics/metrics.js')).openMetrics(
         { host: config.HOST, port: config.METRICS_PORT, token: config.METRICS_TOKEN },
@@ -175,6 +181,7 @@ export async function buildBackend(
   metrics?.watch({
     store,
     activeJobs: () => runner.activeJobs,
+    waitingClaims: () => remoteRuns.waitingBySkill(),
     clock: engine.now,
     failed: (err) => logger.warn({ err }, 'metrics: reading the store failed'),
   });

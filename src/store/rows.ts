@@ -12,6 +12,9 @@ import { encodeCursor } from './cursor.js';
 
 export interface TaskRow {
   id: string;
+  /** Who holds the task's lease (a runner's or a worker's name), while one does. */
+  lease_owner?: string | null;
+  lease_expires_at?: number | null;
   context_id: string;
   owner: string;
   skill: string;
@@ -157,6 +160,10 @@ export function toRecord(r: TaskRow): TaskRecord {
     trace: r.trace_parent
       ? { traceparent: r.trace_parent, tracestate: r.trace_state ?? undefined }
       : undefined,
+    lease:
+      r.state === 'working' && r.lease_owner
+        ? { holder: r.lease_owner, expiresAt: Number(r.lease_expires_at ?? 0) }
+        : undefined,
   };
 }
 

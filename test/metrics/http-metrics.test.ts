@@ -30,6 +30,7 @@ async function serve(): Promise<{ url: string; registry: Registry; metrics: Http
   const metrics = new HttpMetrics(registry, refusals, {
     a2aRest: '/rest',
     jobs: '/v1/',
+    workers: '/v1/workers/',
     inbox: '/inbox',
     mcp: '/mcp',
   });
@@ -52,6 +53,7 @@ describe('HttpMetrics', () => {
     const { url, registry } = await serve();
     await fetch(`${url}/v1/jobs`, { method: 'POST' });
     await fetch(`${url}/v1/jobs/0123-4567`);
+    await fetch(`${url}/v1/workers/claims`, { method: 'POST' });
     await fetch(`${url}/mcp`, { method: 'POST' });
     await fetch(`${url}/`, { method: 'POST' });
     await fetch(`${url}/?x=1`);
@@ -67,6 +69,7 @@ describe('HttpMetrics', () => {
       value('taskhandle_http_requests_total', { face, method, status });
     expect(await requests('jobs', 'POST', '202')).toBe(1);
     expect(await requests('jobs', 'GET', '202')).toBe(1);
+    expect(await requests('workers', 'POST', '202')).toBe(1);
     expect(await requests('mcp', 'POST', '500')).toBe(1);
     expect(await requests('a2a-jsonrpc', 'POST', '200')).toBe(1);
     expect(await requests('home', 'GET', '200')).toBe(1);
@@ -116,6 +119,7 @@ describe('HttpMetrics', () => {
     const metrics = new HttpMetrics(registry, refusals, {
       a2aRest: '/rest',
       jobs: '/v1/',
+      workers: '/v1/workers/',
       inbox: '/inbox',
       mcp: '/mcp',
     });

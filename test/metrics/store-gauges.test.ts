@@ -16,7 +16,14 @@ describe('store gauges', () => {
     let now = 1_000_000;
     const registry = new Registry();
     const read = vi.spyOn(store, 'stats');
-    storeGauges(registry, { store, activeJobs: () => 2, clock: () => now, failed: () => {} });
+    const waiting = new Map([['resize', 3]]);
+    storeGauges(registry, {
+      store,
+      activeJobs: () => 2,
+      waitingClaims: () => waiting,
+      clock: () => now,
+      failed: () => {},
+    });
     await store.createTask(newTask());
     await Promise.all([registry.metrics(), registry.metrics()]);
     expect(read).toHaveBeenCalledTimes(1);
@@ -27,6 +34,11 @@ describe('store gauges', () => {
     expect(await sampleOf(registry, 'taskhandle_tasks', { state: 'submitted', scope: 'cluster' })).toBe(2);
     expect(read).toHaveBeenCalledTimes(2);
     expect(await sampleOf(registry, 'taskhandle_running_jobs', { scope: 'instance' })).toBe(2);
+    expect(
+      await sampleOf(registry, 'taskhandle_worker_claims_waiting', { skill: 'resize', scope: 'instance' }),
+    ).toBe(3);
+    waiting.clear(); // the last idle worker left: no series stays behind
+    expect(await registry.metrics()).not.toContain('taskhandle_worker_claims_waiting{');
     expect(await sampleOf(registry, 'taskhandle_sqlite_wal_bytes', { scope: 'instance' })).toBeGreaterThan(0);
     await store.close();
   });
@@ -36,7 +48,13 @@ describe('store gauges', () => {
     let now = 1_000_000;
     const registry = new Registry();
     const failed = vi.fn();
-    storeGauges(registry, { store, activeJobs: () => 0, clock: () => now, failed });
+    storeGauges(registry, {
+      store,
+      activeJobs: () => 0,
+      waitingClaims: () => new Map(),
+      clock: () => now,
+      failed,
+    });
     await store.createTask(newTask());
     expect(await registry.metrics()).toContain('taskhandle_tasks{state="submitted",scope="cluster"} 1');
     await store.close();

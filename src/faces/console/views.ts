@@ -37,6 +37,9 @@ export function taskPage(t: OperatorTask, artifactPath: (artifactId: string) => 
     progress: r.progress ?? null,
     runs: r.attempts,
     interruptions: r.interruptions,
+    // Which runner or remote worker runs it now, and until when its last heartbeat holds it.
+    heldBy: r.lease?.holder ?? null,
+    leaseUntil: iso(r.lease?.expiresAt),
     cancelRequested: r.cancelRequested,
     approvers: r.approvers ?? [],
     inputDeadline: iso(r.inputDeadline),

@@ -310,6 +310,8 @@ async function loadTask(id) {
     ['Context', t.contextId],
     ['Poll interval', `${t.pollIntervalMs} ms`],
     ['Runs', `${t.runs}${t.interruptions ? ` (${t.interruptions} interrupted)` : ''}`],
+    ['Held by', t.heldBy ?? ''],
+    ['Lease until', when(t.leaseUntil)],
     ['Approvers', t.approvers.join(', ')],
     ['Answer deadline', when(t.inputDeadline)],
     ['Input', t.input],
