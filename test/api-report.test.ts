@@ -24,8 +24,13 @@ interface Run {
   messages: ExtractorMessage[];
 }
 
-function configFor(entry: string, reportTempFolder?: string, reportFolder?: string): ExtractorConfig {
-  const configObject = ExtractorConfig.loadFile(CONFIG_FILE);
+function configFor(
+  entry: string,
+  reportTempFolder?: string,
+  reportFolder?: string,
+  configFile = CONFIG_FILE,
+): ExtractorConfig {
+  const configObject = ExtractorConfig.loadFile(configFile);
   configObject.mainEntryPointFilePath = entry;
   configObject.apiReport = {
     ...configObject.apiReport,
@@ -35,7 +40,7 @@ function configFor(entry: string, reportTempFolder?: string, reportFolder?: stri
   };
   return ExtractorConfig.prepare({
     configObject,
-    configObjectFullPath: CONFIG_FILE,
+    configObjectFullPath: configFile,
     packageJsonFullPath: join(ROOT, 'package.json'),
   });
 }
@@ -134,5 +139,21 @@ describe('the public API (etc/taskhandle.api.md)', () => {
     const signature = 'export function createServer(options?: ServerOptions): Promise';
     expect(diff).toContain(`\n-${signature}<TaskServer>;\n`);
     expect(diff).toContain(`\n+${signature}<void>;\n`);
+  });
+});
+
+// The second entry point (package.json exports "./worker"), reported in etc/taskhandle-worker.api.md.
+const WORKER_CONFIG_FILE = join(ROOT, 'api-extractor.worker.jsonc');
+const WORKER_ENTRY = join(ROOT, 'dist/src/worker/index.d.ts');
+
+describe('the public API of taskhandle/worker (etc/taskhandle-worker.api.md)', () => {
+  it('matches the committed report', () => {
+    const config = configFor(WORKER_ENTRY, undefined, undefined, WORKER_CONFIG_FILE);
+    const r = run(config, CompilerState.create(config));
+    expect(errorsOf(r)).toBe('');
+    const changed =
+      'the API of taskhandle/worker changed: review etc/taskhandle-worker.api.md with ' +
+      '`npx api-extractor run --local -c api-extractor.worker.jsonc` and commit it on purpose';
+    expect(r.result.apiReportChanged, `${changed}\n\n${diffOf(r)}`).toBe(false);
   });
 });
