@@ -119,6 +119,15 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
     expect(names.trim()).toBe('ConfigError,JobError,createServer,defineRemoteSkill,defineSkill');
   });
 
+  it("import('taskhandle/worker') in the project gives the worker client", async () => {
+    const names = await run(
+      process.execPath,
+      ['-e', "import('taskhandle/worker').then((m) => console.log(Object.keys(m).sort().join(',')))"],
+      { cwd: project },
+    );
+    expect(names.trim()).toBe('JobError,ProblemError,isProblemError,runWorker');
+  });
+
   it('its types resolve under strict tsc (createServer, defineSkill, SkillContext, JobError)', async () => {
     const started = Date.now();
     await run(join(project, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: project });

@@ -94,7 +94,10 @@ export interface WriteResult {
 export interface ClaimedTask {
   record: TaskRecord;
   leaseToken: string;
-  /** The task was already `working` under a lease that expired: its previous runner died. */
+  /**
+   * The task was already `working`: its previous run was cut short, by a lease that expired (its
+   * runner died; counted in `interruptions`) or one released (a graceful stop; not counted).
+   */
   interrupted: boolean;
   /** Events written by the claim (the `working` status of a fresh claim). */
   events: LoggedEvent[];
