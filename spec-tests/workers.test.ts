@@ -55,6 +55,7 @@ beforeAll(async () => {
       MAX_ARTIFACT_BYTES: '200000',
       METRICS_TOKEN: 'scrape-me-0123456789',
       OPERATORS: 'acme/alice',
+      MAX_WAITING_CLAIMS: '3',
     },
   });
   worker = { 'X-API-Key': agent.keys.robot as string };
@@ -285,6 +286,33 @@ describe('who may work', () => {
     expect((await call('GET', `/v1/jobs/${id}`, worker)).status).toBe(404);
     const claimed = await claimTask(id);
     await write(id, claimed.lease.token, 'complete', {});
+  });
+
+  it('a credential may hold MAX_WAITING_CLAIMS long polls at once; one more is 429, saying what to do', async () => {
+    const hangUp = new AbortController();
+    const held = Array.from({ length: 3 }, () =>
+      fetch(`${agent.url}/v1/workers/claims`, {
+        method: 'POST',
+        headers: { ...worker, 'content-type': 'application/json' },
+        body: JSON.stringify({ skills: ['resize'], waitMs: 20_000 }),
+        signal: hangUp.signal,
+      }).catch(() => undefined),
+    );
+    const refused = await eventually(async () => {
+      const res = await claim({ skills: ['resize'], waitMs: 1000 });
+      return res.status === 429 ? res : undefined;
+    });
+    expect(refused.body).toMatchObject({
+      reason: 'too-many-claims',
+      detail: expect.stringMatching(/MAX_WAITING_CLAIMS/),
+    });
+    // A look that does not wait is no long poll: still answered.
+    expect((await claim({ skills: ['resize'], waitMs: 0 })).status).toBe(200);
+    hangUp.abort();
+    await Promise.all(held);
+    await eventually(async () =>
+      (await claim({ skills: ['resize'], waitMs: 10 })).status === 200 ? true : undefined,
+    );
   });
 
   it('claims name remote skills only, and bad bodies are told what to send (never a 5xx)', async () => {

@@ -31,13 +31,15 @@ const request = (skills: string[], o: Partial<ClaimRequest> = {}): ClaimRequest 
   skills,
   max: 1,
   waitMs: 60_000,
+  holder: 'api-key:ops/robot',
   ...o,
 });
+const OPTIONS = { pollMs: 60_000, maxWaiting: 1000 };
 
 describe('ClaimDesk', () => {
   it('answers at once when something is claimable, with nothing at once when asked not to wait', async () => {
     const q = fakeQueue();
-    const desk = new ClaimDesk(q.take, q.giveBack, 60_000);
+    const desk = new ClaimDesk(q.take, q.giveBack, OPTIONS);
     q.add('a', 2);
     expect(await desk.claim(request(['a'], { max: 5 }))).toEqual([1, 2]);
     expect(await desk.claim(request(['a'], { waitMs: 0 }))).toEqual([]);
@@ -46,7 +48,7 @@ describe('ClaimDesk', () => {
 
   it('200 idle claims of one skill cost one store claim per wake-up, and the first waiter gets the task', async () => {
     const q = fakeQueue();
-    const desk = new ClaimDesk(q.take, q.giveBack, 60_000);
+    const desk = new ClaimDesk(q.take, q.giveBack, OPTIONS);
     const waiting = Array.from({ length: 200 }, () => desk.claim(request(['a'])));
     await Promise.resolve();
     expect(desk.waitingBySkill()).toEqual(new Map([['a', 200]]));
@@ -66,7 +68,7 @@ describe('ClaimDesk', () => {
 
   it('a wake-up tries each distinct skill set that waits', async () => {
     const q = fakeQueue();
-    const desk = new ClaimDesk(q.take, q.giveBack, 60_000);
+    const desk = new ClaimDesk(q.take, q.giveBack, OPTIONS);
     const forA = desk.claim(request(['a']));
     const forB = desk.claim(request(['b']));
     await Promise.resolve();
@@ -88,7 +90,7 @@ describe('ClaimDesk', () => {
         return q.take(r);
       },
     };
-    const desk = new ClaimDesk(slow.take, q.giveBack, 60_000);
+    const desk = new ClaimDesk(slow.take, q.giveBack, OPTIONS);
     const hungUp = new AbortController();
     const waiting = desk.claim(request(['a'], { signal: hungUp.signal }));
     await new Promise((r) => setImmediate(r));
@@ -103,9 +105,30 @@ describe('ClaimDesk', () => {
     desk.close();
   });
 
+  it('a holder may have MAX_WAITING_CLAIMS waiting; another holder is not held back by it', async () => {
+    const q = fakeQueue();
+    const desk = new ClaimDesk(q.take, q.giveBack, { pollMs: 60_000, maxWaiting: 2 });
+    const waiting = [desk.claim(request(['a'], { waitMs: 50 })), desk.claim(request(['a'], { waitMs: 50 }))];
+    await new Promise((r) => setImmediate(r));
+    const takes = q.takes;
+    await expect(desk.claim(request(['a']))).rejects.toThrow(
+      /already has 2 claims waiting \(MAX_WAITING_CLAIMS\)/,
+    );
+    expect(q.takes).toBe(takes); // refused before the store is read
+    const other = desk.claim(request(['a'], { holder: 'api-key:ops/other', waitMs: 50 }));
+    expect(await desk.claim(request(['a'], { waitMs: 0 }))).toEqual([]); // a look without a wait is no long poll
+    expect(await Promise.all([...waiting, other])).toEqual([[], [], []]);
+    // Once its waits ran out, the holder may wait again.
+    const again = desk.claim(request(['a']));
+    await new Promise((r) => setImmediate(r));
+    expect(desk.waitingBySkill().get('a')).toBe(1);
+    desk.close();
+    expect(await again).toEqual([]);
+  });
+
   it('a waiting claim ends with nothing when its wait runs out', async () => {
     const q = fakeQueue();
-    const desk = new ClaimDesk(q.take, q.giveBack, 60_000);
+    const desk = new ClaimDesk(q.take, q.giveBack, OPTIONS);
     expect(await desk.claim(request(['a'], { waitMs: 20 }))).toEqual([]);
     expect(desk.waitingBySkill()).toEqual(new Map());
   });

@@ -319,6 +319,11 @@ export interface Settings {
    */
   maxActiveTasks?: number;
   /**
+   * remote workers' claims one principal may have waiting at once (long polls); more are refused (429).
+   * Setting `MAX_WAITING_CLAIMS`; default `1000`.
+   */
+  maxWaitingClaims?: number;
+  /**
    * parts one message may have; more are refused (InvalidParams). Setting `MAX_MESSAGE_PARTS`; default
    * `100`.
    */

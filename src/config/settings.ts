@@ -317,6 +317,13 @@ const Env = z.object({
   MAX_ACTIVE_TASKS: int(0)
     .default(10_000)
     .meta(doc('unfinished tasks a principal may have at once (`0`: no limit)')),
+  MAX_WAITING_CLAIMS: int(1)
+    .default(1000)
+    .meta(
+      doc(
+        "remote workers' claims one principal may have waiting at once (long polls); more are refused (429)",
+      ),
+    ),
   MAX_MESSAGE_PARTS: int(1)
     .default(100)
     .meta(doc('parts one message may have; more are refused (InvalidParams)')),

@@ -6,6 +6,18 @@ export interface ClaimRequest {
   waitMs: number;
   /** Aborted when the worker goes away (its request closed): the claim ends with nothing. */
   signal?: AbortSignal;
+  /** Whose claim it is (the worker's credential): each may have at most `maxWaiting` waiting. */
+  holder: string;
+}
+
+/** The holder already has as many claims waiting as it may: this one was not taken. */
+export class TooManyClaims extends Error {
+  override readonly name = 'TooManyClaims';
+  constructor(readonly max: number) {
+    super(
+      `This credential already has ${max} claims waiting (MAX_WAITING_CLAIMS): let one end, or claim more tasks per claim (max) instead of more claims`,
+    );
+  }
 }
 
 interface Waiter<R, J> {
@@ -22,7 +34,7 @@ interface Waiter<R, J> {
  * workers of one skill cost one claim per wake-up, not 200.
  *
  * @example
- *   const desk = new ClaimDesk((r) => runs.take(r), (jobs) => runs.giveBack(jobs), 1000);
+ *   const desk = new ClaimDesk((r) => runs.take(r), (jobs) => runs.giveBack(jobs), { pollMs: 1000, maxWaiting: 1000 });
  *   journal.onQueued(() => desk.wake());
  *   const jobs = await desk.claim({ skills: ['resize'], max: 1, waitMs: 30_000, signal });
  */
@@ -31,16 +43,24 @@ export class ClaimDesk<R extends ClaimRequest, J> {
   /** Jobs claimed for a waiter that left meanwhile: their leases are given back. */
   readonly #giveBack: (jobs: J[]) => Promise<void>;
   readonly #pollMs: number;
+  readonly #maxWaiting: number;
   readonly #waiting = new Set<Waiter<R, J>>();
+  /** Waiting claims per holder. */
+  readonly #held = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #dispatching: Promise<void> | undefined;
   #again = false;
   #closed = false;
 
-  constructor(take: (r: R) => Promise<J[]>, giveBack: (jobs: J[]) => Promise<void>, pollMs: number) {
+  constructor(
+    take: (r: R) => Promise<J[]>,
+    giveBack: (jobs: J[]) => Promise<void>,
+    o: { pollMs: number; maxWaiting: number },
+  ) {
     this.#take = take;
     this.#giveBack = giveBack;
-    this.#pollMs = pollMs;
+    this.#pollMs = o.pollMs;
+    this.#maxWaiting = o.maxWaiting;
   }
 
   /** Claims waiting now, per skill they wait for (a gauge for metrics). */
@@ -54,6 +74,9 @@ export class ClaimDesk<R extends ClaimRequest, J> {
   /** What a claim gets: tasks at once if any are claimable, else the first within `waitMs`, else none. */
   async claim(request: R): Promise<J[]> {
     if (this.#closed) return [];
+    // Refused before the store is read: a flood of claims costs a map lookup each.
+    const held = this.#held.get(request.holder) ?? 0;
+    if (request.waitMs > 0 && held >= this.#maxWaiting) throw new TooManyClaims(this.#maxWaiting);
     const now = await this.#take(request);
     if (now.length > 0 || request.waitMs <= 0 || request.signal?.aborted) {
       if (request.signal?.aborted && now.length > 0) await this.#giveBack(now);
@@ -69,11 +92,15 @@ export class ClaimDesk<R extends ClaimRequest, J> {
         clearTimeout(timeout);
         request.signal?.removeEventListener('abort', onAbort);
         this.#waiting.delete(waiter);
+        const left = (this.#held.get(request.holder) ?? 1) - 1;
+        if (left > 0) this.#held.set(request.holder, left);
+        else this.#held.delete(request.holder);
         if (this.#waiting.size === 0) this.#stopTimer();
         resolve(jobs);
       };
       request.signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiting.add(waiter);
+      this.#held.set(request.holder, (this.#held.get(request.holder) ?? 0) + 1);
       this.#startTimer();
     });
   }

@@ -14,6 +14,8 @@ export interface RemoteRunsOptions extends HoldRules {
   leaseMs: number;
   /** How often waiting claims look again besides wake-ups (expired leases, due retries). */
   pollMs: number;
+  /** Claims one holder may have waiting at once (MAX_WAITING_CLAIMS). */
+  maxWaitingClaims: number;
   logger: Logger;
 }
 
@@ -107,7 +109,7 @@ export class RemoteRuns {
     this.#desk = new ClaimDesk<WorkerClaim, ClaimedJob>(
       (r) => this.#take(r),
       (jobs) => this.#giveBack(jobs),
-      options.pollMs,
+      { pollMs: options.pollMs, maxWaiting: options.maxWaitingClaims },
     );
   }
 

@@ -168,6 +168,7 @@ export async function buildBackend(
     journal,
     leaseMs: config.LEASE_MS,
     pollMs: config.RUNNER_POLL_MS,
+    maxWaitingClaims: config.MAX_WAITING_CLAIMS,
     maxInterruptions: config.MAX_INTERRUPTIONS,
     logger,
   });

@@ -1,4 +1,4 @@
-import type { Principal } from '../../auth/principal.js';
+import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { ClaimedJob } from '../../engine/remote-runs.js';
 import { answerValue } from '../../engine/skill-context.js';
 import { ANSWERED_BY } from '../../engine/task.js';
@@ -28,6 +28,7 @@ export const claimJobs =
     const worker = workerName(principal, body.worker);
     const jobs = await o.runs.claim({
       worker,
+      holder: ownerKey(principal),
       skills,
       max: body.max,
       waitMs: body.waitMs,

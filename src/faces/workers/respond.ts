@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { approverNameOf, type Principal } from '../../auth/principal.js';
+import { TooManyClaims } from '../../engine/claim-desk.js';
 import { ArtifactRefused, LeaseLost } from '../../engine/remote-runs.js';
 import { jsonBody } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
@@ -21,6 +22,10 @@ export const workerRoute = (handler: Handler): Handler =>
     } catch (err) {
       if (err instanceof LeaseLost) throw new Refused(409, err.message, { reason: 'lease-lost' });
       if (err instanceof ArtifactRefused) throw new Refused(413, err.message, { reason: 'artifact-refused' });
+      if (err instanceof TooManyClaims) {
+        res.set('Retry-After', '1');
+        throw new Refused(429, err.message, { reason: 'too-many-claims' });
+      }
       throw err;
     }
   });
