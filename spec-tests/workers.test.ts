@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, skillMessage, V1 } from './a2a.js';
-import { type Agent, launch } from './harness.js';
+import { type Agent, hashApiKey, launch, newApiKey } from './harness.js';
 
 /**
  * The worker protocol (docs/workers.md) as a worker in any language speaks it: plain HTTP + JSON
@@ -353,5 +353,36 @@ describe('who may work', () => {
     const id = await createJob('local', {});
     await eventually(async () => ((await job(id)).status === 'completed' ? true : undefined));
     expect((await job(id)).statusMessage).toBe('ran in the server');
+  });
+});
+
+describe('a worker limited to some skills', () => {
+  it("claims only its keys file's skills: all of them by default, and 403 for another", async () => {
+    const keysFile = join(dir, 'keys.json');
+    const key = newApiKey();
+    writeFileSync(
+      keysFile,
+      JSON.stringify([{ principal: 'gpu', tenant: 'ops', keyHash: hashApiKey(key), skills: ['resize'] }]),
+      { mode: 0o600 },
+    );
+    const limited = await launch({
+      env: { SKILLS, BUILTIN_SKILLS: 'none', WORKERS: 'ops/gpu', API_KEYS_FILE: keysFile },
+    });
+    try {
+      const post = async (body: unknown) => {
+        const res = await fetch(`${limited.url}/v1/workers/claims`, {
+          method: 'POST',
+          headers: { 'X-API-Key': key, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Json };
+      };
+      expect((await post({ skills: ['once'], waitMs: 0 })).body.detail).toBe(
+        'This credential may not work the skill "once"',
+      );
+      expect((await post({ waitMs: 0 })).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
   });
 });
