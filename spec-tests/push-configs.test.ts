@@ -31,7 +31,7 @@ function expectRedacted(reply: RpcReply | { body: unknown }, ...secrets: string[
 describe('push notification configs', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ env: { ...LOOPBACK, ...QUICK_STOP } });
+    agent = await launch({ env: { ...LOOPBACK, ...QUICK_STOP, MAX_PUSH_CONFIGS: '3' } });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -90,6 +90,29 @@ describe('push notification configs', () => {
         body.result.configs.map((c: { id: string; url: string }) => [c.id, c.url]),
       );
       expect(byId).toEqual({ a: `${HOOK}/a2`, b: `${HOOK}/b` });
+    });
+
+    it('a task takes at most MAX_PUSH_CONFIGS webhooks; replacing one by its id still works', async () => {
+      const taskId = await sleepingTask(agent);
+      for (const id of ['a', 'b', 'c']) {
+        expect(
+          (await v1('CreateTaskPushNotificationConfig', { taskId, id, url: HOOK })).body.error,
+        ).toBeUndefined();
+      }
+      const refused = await v1('CreateTaskPushNotificationConfig', { taskId, id: 'd', url: HOOK });
+      expect(refused.body.error.code).toBe(-32004);
+      expect(refused.body.error.message).toBe(
+        `Task ${taskId} has 3 push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
+      );
+      expect(
+        (await v1('CreateTaskPushNotificationConfig', { taskId, id: 'b', url: `${HOOK}2` })).body.error,
+      ).toBeUndefined();
+      await v1('DeleteTaskPushNotificationConfig', { taskId, id: 'a' });
+      expect(
+        (await v1('CreateTaskPushNotificationConfig', { taskId, id: 'd', url: HOOK })).body.error,
+      ).toBeUndefined();
+      const listed = await v1('ListTaskPushNotificationConfigs', { taskId });
+      expect(listed.body.result.configs.map((c: { id: string }) => c.id).sort()).toEqual(['b', 'c', 'd']);
     });
 
     it('the all-events fragment is kept in the url as given', async () => {

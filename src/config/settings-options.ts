@@ -319,6 +319,11 @@ export interface Settings {
    */
   maxActiveTasks?: number;
   /**
+   * push notification configs (webhooks) one task may have; a new one past it is refused. Setting
+   * `MAX_PUSH_CONFIGS`; default `10`.
+   */
+  maxPushConfigs?: number;
+  /**
    * remote workers' claims one principal may have waiting at once (long polls); more are refused (429).
    * Setting `MAX_WAITING_CLAIMS`; default `1000`.
    */

@@ -317,6 +317,9 @@ const Env = z.object({
   MAX_ACTIVE_TASKS: int(0)
     .default(10_000)
     .meta(doc('unfinished tasks a principal may have at once (`0`: no limit)')),
+  MAX_PUSH_CONFIGS: int(1, 1000)
+    .default(10)
+    .meta(doc('push notification configs (webhooks) one task may have; a new one past it is refused')),
   MAX_WAITING_CLAIMS: int(1)
     .default(1000)
     .meta(

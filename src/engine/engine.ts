@@ -90,11 +90,12 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.#operators = options.operators ?? new Set();
     const { store, now } = options.journal;
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#core = {
       journal: options.journal,
       skills: options.skills,
-      push: new PushConfigs(store, now),
-      limits: { ...DEFAULT_LIMITS, ...options.limits },
+      push: new PushConfigs(store, now, limits.maxPushConfigs),
+      limits,
       artifactUrl: options.artifactUrl,
       maxTtlMs: options.maxTtlMs,
       cancelGraceMs: options.cancelGraceMs,

@@ -16,6 +16,8 @@ export interface EngineLimits {
   inlineArtifactBytes: number;
   /** Artifact bytes one owner may have stored over all its tasks; 0 for no quota. */
   maxStoredBytes: number;
+  /** Webhooks one task may have: each of its events is delivered to every one of them. */
+  maxPushConfigs: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -25,6 +27,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxArtifactBytes: 100 * 2 ** 20,
   inlineArtifactBytes: 64 * 2 ** 10,
   maxStoredBytes: 0,
+  maxPushConfigs: 10,
 };
 
 /** A ListTasks page that carries histories or artifacts ends early past this many bytes of them. */

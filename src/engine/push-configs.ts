@@ -1,6 +1,7 @@
 import { EngineError } from './errors.js';
 import type { PushConfig } from './push.js';
 import type { TaskStore } from './store-port.js';
+import type { TaskRecord } from './task.js';
 
 /** A webhook as a caller registers it: the task and time are filled in, the id when absent. */
 export type NewPushConfig = Omit<PushConfig, 'taskId' | 'createdAt' | 'id'> & { id?: string };
@@ -26,15 +27,27 @@ export const pushConfigFor = (taskId: string, c: NewPushConfig, createdAt: numbe
 export class PushConfigs {
   readonly #store: TaskStore;
   readonly #now: () => number;
+  readonly #max: number;
 
-  constructor(store: TaskStore, now: () => number) {
+  constructor(store: TaskStore, now: () => number, maxPerTask = Number.POSITIVE_INFINITY) {
     this.#store = store;
     this.#now = now;
+    this.#max = maxPerTask;
   }
 
+  /**
+   * Adds or replaces (same id) a webhook of the caller's task. A task at MAX_PUSH_CONFIGS takes no
+   * new one: each of its events goes to every webhook, so their number bounds what one write sets off.
+   */
   async put(owner: string, taskId: string, config: NewPushConfig): Promise<PushConfig> {
-    await this.#owned(owner, taskId);
+    const record = await this.#owned(owner, taskId);
     const stored = pushConfigFor(taskId, config, this.#now());
+    if (record.pushConfigs >= this.#max && !(await this.#store.getPushConfig(taskId, stored.id))) {
+      throw new EngineError(
+        'unsupported-operation',
+        `Task ${taskId} has ${record.pushConfigs} push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
+      );
+    }
     await this.#store.putPushConfig(stored);
     return stored;
   }
@@ -58,9 +71,10 @@ export class PushConfigs {
     await this.#store.deletePushConfig(taskId, id);
   }
 
-  async #owned(owner: string, taskId: string): Promise<void> {
+  async #owned(owner: string, taskId: string): Promise<TaskRecord> {
     const record = await this.#store.getTask(taskId, this.#now());
     if (!record || record.owner !== owner)
       throw new EngineError('task-not-found', `Task ${taskId} not found`);
+    return record;
   }
 }
