@@ -43,6 +43,11 @@ export const upload =
         req,
       )
       .catch((err: unknown) => {
+        // The worker hung up mid-file: a refusal, not a failure of ours (logged as none, as a JSON
+        // body cut short is). What was stored stays; a PUT of the whole file replaces it.
+        if (!req.complete && (err as { code?: unknown })?.code === 'ECONNRESET') {
+          throw new Refused(400, 'The upload was closed before its body ended; PUT the whole file again');
+        }
         // What the worker still sends is not read: the connection ends with the answer.
         if (!req.readableEnded) res.set('Connection', 'close');
         throw err;
