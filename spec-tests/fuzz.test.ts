@@ -60,6 +60,8 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
         MAX_ARTIFACT_BYTES: String(256 * 1024),
         MAX_ACTIVE_TASKS: '500',
         SSE_KEEPALIVE_MS: '1000',
+        // An owner's cancel of a remote task waits this long for the worker's next heartbeat.
+        CANCEL_GRACE_MS: '300',
       },
     });
     for (const as of ['alice', 'bob'] as const) {
@@ -164,7 +166,12 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
                 .catch((err: Error) => ({ status: 0, contentType: '', text: err.message }));
               const action = /^\/v1\/workers\/jobs\/[^/]+\/(\w+)(\/)?/.exec(r.path);
               const route = r.method === 'PUT' && action?.[2] ? 'upload' : (action?.[1] ?? 'other paths');
-              const key = `${r.method === 'POST' || r.method === 'PUT' ? route : 'other methods'} ${res.status}`;
+              const what = r.path.startsWith('/v1/jobs/')
+                ? `${r.as} ${r.method} /v1/jobs`
+                : r.method === 'POST' || r.method === 'PUT'
+                  ? route
+                  : 'other methods';
+              const key = `${what} ${res.status}`;
               statuses.set(key, (statuses.get(key) ?? 0) + 1);
               const why =
                 res.status === 0

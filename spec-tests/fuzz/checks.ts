@@ -265,8 +265,9 @@ function workerAnswer(
 
 /**
  * One claimed task's writes as they were answered, in order: once its lease is lost (409) or its run
- * ended (complete, fail, ask, release, or an artifact refused), no later write with that lease token
- * succeeds, and the task's state is the one the ending answered.
+ * ended (complete, fail, ask, release, an artifact refused, its owner's cancel), no later write with
+ * that lease token succeeds, and the task's state is the one the ending answered. Meanwhile its owner
+ * reads it and the worker does not (404).
  */
 export function heldRun(taskId: string, token: string) {
   let over: string | undefined;
@@ -279,6 +280,29 @@ export function heldRun(taskId: string, token: string) {
   return {
     /** Why this answer to the next write breaks the rule; `undefined` when it keeps it. */
     next(r: FuzzRequest, res: FuzzResponse): string | undefined {
+      const job = /^\/v1\/jobs\/([^/:?]+)(:cancel)?(\/[^?]*)?$/.exec(r.path);
+      if (job?.[1] === encodeURIComponent(taskId)) {
+        // The worker reads nothing over the caller faces; its owner reads the task it is working on.
+        if (r.as === 'robot' && res.status !== 404)
+          return `the worker read its task over /v1/jobs (${res.status})`;
+        if (
+          r.as === 'alice' &&
+          job[3] === undefined &&
+          res.status !== 200 &&
+          !(job[2] || r.method === 'DELETE')
+        )
+          return `the owner could not read its task (${res.status})`;
+        // Its owner's cancel ends it, whether it still ran or waited (for an answer, for a retry); the
+        // answer is the job, canceled or as it had ended already.
+        if (r.as === 'alice' && res.status === 200 && (job[2] !== undefined || r.method === 'DELETE')) {
+          const state = (JSON.parse(res.text) as { state?: unknown }).state;
+          if (!['completed', 'failed', 'canceled', 'rejected'].includes(String(state)))
+            return `its owner's cancel answered a job that is ${String(state)}`;
+          over ??= 'its owner canceled it';
+          endedIn = String(state);
+        }
+        return undefined;
+      }
       const route = held(r);
       if (route === undefined || route === 'claims' || route === 'openapi') return undefined;
       if (over !== undefined && res.status < 300) return `a ${route} with the lease succeeded after ${over}`;
@@ -291,6 +315,10 @@ export function heldRun(taskId: string, token: string) {
       if (res.status === 413 && body.reason === 'artifact-refused') {
         over = `a refused artifact (${route})`;
         endedIn = 'failed';
+      }
+      if (res.status === 200 && route === 'heartbeat' && body.state === 'canceled') {
+        over = 'a heartbeat ended it canceled';
+        endedIn = 'canceled';
       }
       if (res.status === 200 && ['complete', 'fail', 'ask', 'release'].includes(route)) {
         over = `${route} answered ${String(body.state)}`;

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { FuzzResponse } from './checks.js';
 import type { FuzzRequest } from './requests.js';
-import { expandDeep } from './values.js';
+import { expandBytes, expandDeep } from './values.js';
 
 /** The most a response's body is read: enough for any error, not all of a big result. */
 const READ_LIMIT = 64 * 1024;
@@ -22,7 +22,7 @@ export function fuzzClient(
   const agent = new Agent({ keepAlive: true, maxSockets: sockets });
   const send = (r: FuzzRequest): Promise<FuzzResponse> =>
     new Promise((resolve, reject) => {
-      const body = r.body === undefined ? undefined : Buffer.from(expandDeep(r.body));
+      const body = r.body === undefined ? undefined : Buffer.from(expandBytes(expandDeep(r.body)));
       const headers: Record<string, string> = { ...r.headers, ...credentials[r.as] };
       if (body) headers['Content-Length'] = String(body.length);
       const req = request({

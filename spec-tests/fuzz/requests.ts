@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  bytes,
   clean,
   type Fields,
   field,
@@ -574,13 +575,15 @@ function other(k: Known): fc.Arbitrary<FuzzRequest> {
 }
 
 /**
- * Stand-ins for a task claimed for real and its claim's lease token: {@link heldWrites} aims its
+ * Stand-ins for a task claimed for real and its claim's lease token: `workers(k, true)` aims its
  * requests at them, {@link aimedAt} puts the real ones in before they are sent.
  */
 export const HELD_TASK = 'held-task';
 export const HELD_LEASE = 'held-lease';
 /** The held token upper-cased: one that looks right and is not. */
 const HELD_LEASE_UPPER = 'HELD-LEASE-UPPER';
+/** The held task's id upper-cased: another task, if any. */
+const HELD_TASK_UPPER = 'HELD-TASK-UPPER';
 
 /** `r` aimed at the task `taskId` its claim's `token` holds. */
 export function aimedAt(r: FuzzRequest, taskId: string, token: string): FuzzRequest {
@@ -588,7 +591,9 @@ export function aimedAt(r: FuzzRequest, taskId: string, token: string): FuzzRequ
     v.replaceAll(HELD_LEASE_UPPER, token.toUpperCase()).replaceAll(HELD_LEASE, token);
   return {
     ...r,
-    path: r.path.replaceAll(HELD_TASK, encodeURIComponent(taskId)),
+    path: r.path
+      .replaceAll(HELD_TASK_UPPER, encodeURIComponent(taskId.toUpperCase()))
+      .replaceAll(HELD_TASK, encodeURIComponent(taskId)),
     headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, lease(v)])),
   };
 }
@@ -655,8 +660,8 @@ function leaseHeader(held: boolean): fc.Arbitrary<string | undefined> {
   );
 }
 
-/** Text near and over the worker bodies' bound on text fields (16384 characters). */
-const longText = fc.constantFrom('x'.repeat(16_384), 'x'.repeat(16_385));
+/** Text over the worker bodies' bound on text fields (16384 characters; a part's text has none). */
+const longText = fc.constant('x'.repeat(16_385));
 const someText = fc.oneof(
   { weight: 6, arbitrary: fc.string({ maxLength: 30 }) },
   { weight: 1, arbitrary: fc.constant('x'.repeat(16_384)) },
@@ -878,7 +883,7 @@ const claimBody: fc.Arbitrary<string> = fc.oneof(
 /** A file's bytes for an upload: none, a few, large, past MAX_ARTIFACT_BYTES (256 KiB in the fuzz). */
 const fileBytes = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 200 }) },
-  { weight: 1, arbitrary: fc.constantFrom('', 'x'.repeat(4096), 'y'.repeat(70_000), 'z'.repeat(300_000)) },
+  { weight: 1, arbitrary: fc.constantFrom('', bytes(4096), bytes(70_000), bytes(300_000)) },
 );
 
 /** An upload's query (with its `?`, or none): name, filename, append. */
@@ -928,7 +933,12 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
   const c = fc.constant;
   const p = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((xs) => xs.join(''));
   const task = held
-    ? fc.oneof({ weight: 8, arbitrary: c(HELD_TASK) }, { weight: 1, arbitrary: segmentOf(k.taskIds) })
+    ? fc.oneof(
+        { weight: 16, arbitrary: c(HELD_TASK) },
+        { weight: 1, arbitrary: c(HELD_TASK_UPPER) },
+        { weight: 1, arbitrary: fc.constantFrom(`${HELD_TASK}%20`, `${HELD_TASK}%00`, `%20${HELD_TASK}`) },
+        { weight: 2, arbitrary: segmentOf(k.taskIds) },
+      )
     : segmentOf(k.taskIds);
   const as = held
     ? fc.constantFrom<FuzzRequest['as']>(...Array<FuzzRequest['as']>(12).fill('robot'), 'alice', 'nobody')
@@ -988,7 +998,23 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: write('release') },
     { weight: 2, arbitrary: upload },
   );
-  if (held) return writes;
+  if (held) {
+    // Meanwhile its owner reads it, downloads what is being written, cancels it; the worker reads it.
+    const meanwhile = fc
+      .record({
+        route: fc.constantFrom<[string, string]>(
+          ['GET', `/v1/jobs/${HELD_TASK}`],
+          ['GET', `/v1/jobs/${HELD_TASK}/result`],
+          ['GET', `/v1/jobs/${HELD_TASK}/artifacts/out`],
+          ['GET', `/v1/jobs/${HELD_TASK}/artifacts/log`],
+          ['DELETE', `/v1/jobs/${HELD_TASK}`],
+          ['POST', `/v1/jobs/${HELD_TASK}:cancel`],
+        ),
+        sender: fc.constantFrom<FuzzRequest['as']>('alice', 'alice', 'alice', 'robot'),
+      })
+      .map(({ route: [m, path], sender }): FuzzRequest => ({ method: m, path, as: sender, headers: {} }));
+    return fc.oneof({ weight: 12, arbitrary: writes }, { weight: 1, arbitrary: meanwhile });
+  }
   const claims = draft(
     fc.record({
       method: method('POST'),

@@ -14,6 +14,13 @@ export const deep = (levels: number): string => `__DEEP_${levels}__`;
 export const expandDeep = (text: string): string =>
   text.replace(/"__DEEP_(\d+)__"/g, (_, n: string) => `${'['.repeat(Number(n))}${']'.repeat(Number(n))}`);
 
+/** A body of `n` bytes, as a marker the client expands (see {@link expandBytes}): a large file prints short. */
+export const bytes = (n: number): string => `__BYTES_${n}__`;
+
+/** A whole body `"__BYTES_<n>__"` becomes `n` bytes. */
+export const expandBytes = (text: string): string =>
+  text.replace(/^__BYTES_(\d+)__$/, (_, n: string) => 'z'.repeat(Number(n)));
+
 const oddStrings = fc.constantFrom(
   '',
   ' ',
