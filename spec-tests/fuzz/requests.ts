@@ -880,10 +880,11 @@ const claimBody: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
-/** A file's bytes for an upload: none, a few, large, past MAX_ARTIFACT_BYTES (256 KiB in the fuzz). */
+/** A file's bytes for an upload: none, a few, large, at and past MAX_ARTIFACT_BYTES (256 KiB in the fuzz). */
 const fileBytes = fc.oneof(
-  { weight: 4, arbitrary: fc.string({ maxLength: 200 }) },
-  { weight: 1, arbitrary: fc.constantFrom('', bytes(4096), bytes(70_000), bytes(300_000)) },
+  { weight: 8, arbitrary: fc.string({ maxLength: 200 }) },
+  { weight: 2, arbitrary: fc.constantFrom('', bytes(4096), bytes(70_000), bytes(300_000)) },
+  { weight: 1, arbitrary: fc.constantFrom(bytes(256 * 1024), bytes(256 * 1024 + 1)) },
 );
 
 /** An upload's query (with its `?`, or none): name, filename, append. */
@@ -980,7 +981,10 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
           { weight: 1, arbitrary: badArtifactId.map(encodeURIComponent) },
           { weight: 1, arbitrary: segmentOf(['out']) },
         ),
-        fc.oneof({ weight: held ? 3 : 1, arbitrary: uploadQuery }, { weight: 2, arbitrary: badUploadQuery }),
+        fc.oneof(
+          { weight: held ? 4 : 1, arbitrary: uploadQuery },
+          { weight: held ? 1 : 2, arbitrary: badUploadQuery },
+        ),
       ),
       body: fileBytes,
       lease,
