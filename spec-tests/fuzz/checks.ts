@@ -8,6 +8,8 @@ export interface FuzzResponse {
   text: string;
   /** Only the first part of a long body was read: its shape is not checked. */
   truncated?: boolean;
+  /** We hung up mid-body (`hangUpAfter`) before any answer came: there is none to check. */
+  hungUp?: boolean;
 }
 
 /** What must never reach a caller: JS error messages, stack frames, the database's words. */
@@ -52,6 +54,7 @@ export function faceOf(r: FuzzRequest): Face {
 
 /** Why a response breaks the rules; `undefined` when it keeps them. */
 export function violation(r: FuzzRequest, res: FuzzResponse): string | undefined {
+  if (res.hungUp) return undefined;
   if (res.status >= 500) return `HTTP ${res.status}`;
   const leak = LEAKS.find((re) => re.test(res.text));
   if (leak) return `the body shows an internal message (${leak})`;

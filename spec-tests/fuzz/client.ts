@@ -36,7 +36,9 @@ export function fuzzClient(
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
       req.on('error', reject);
+      let answered = false;
       req.on('response', (res) => {
+        answered = true;
         const contentType = String(res.headers['content-type'] ?? '');
         const sse = contentType.startsWith('text/event-stream');
         const chunks: Buffer[] = [];
@@ -66,7 +68,15 @@ export function fuzzClient(
           }, 200).unref();
         }
       });
-      req.end(body);
+      if (r.hangUpAfter === undefined || !body) req.end(body);
+      else {
+        // All of Content-Length announced, some of it sent, then the connection dropped.
+        req.write(body.subarray(0, r.hangUpAfter));
+        setTimeout(() => {
+          if (!answered) resolve({ status: 0, contentType: '', text: '', hungUp: true });
+          req.destroy();
+        }, 50);
+      }
     });
   return { send, close: () => agent.destroy() };
 }

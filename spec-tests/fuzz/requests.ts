@@ -21,6 +21,8 @@ export interface FuzzRequest {
   headers: Record<string, string>;
   /** JSON (or not) text; deep-nesting markers still in it. */
   body?: string;
+  /** Send only this many bytes of the body, then hang up (a worker that died mid-upload). */
+  hangUpAfter?: number;
   /** Whose credentials: a caller of the run, its worker (WORKERS), an unknown key, or none. */
   as: 'alice' | 'bob' | 'robot' | 'badkey' | 'nobody';
 }
@@ -945,7 +947,14 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
     ? fc.constantFrom<FuzzRequest['as']>(...Array<FuzzRequest['as']>(12).fill('robot'), 'alice', 'nobody')
     : asWorker;
   const lease = leaseHeader(held);
-  type Draft = { method: string; path: string; body?: string; lease?: string; type?: string };
+  type Draft = {
+    method: string;
+    path: string;
+    body?: string;
+    lease?: string;
+    type?: string;
+    hangUpAfter?: number;
+  };
   const draft = (d: fc.Arbitrary<Draft>) =>
     fc.record({ d, headers: oddHeaders, usual: held ? fc.nat(4).map((n) => n > 0) : mostly, sender: as }).map(
       ({ d, headers, usual, sender }): FuzzRequest => ({
@@ -957,6 +966,7 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
           ...(d.lease === undefined ? {} : { 'Lease-Token': d.lease }),
         },
         body: d.body,
+        ...(d.hangUpAfter === undefined ? {} : { hangUpAfter: d.hangUpAfter }),
       }),
     );
   const write = (action: string, body?: Parameters<typeof writeBodies>[0]) =>
@@ -1001,6 +1011,8 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: write('fail', 'fail') },
     { weight: 1, arbitrary: write('release') },
     { weight: 2, arbitrary: upload },
+    // The worker dies mid-request: it hangs up after some of its body.
+    { weight: 1, arbitrary: write('progress', 'progress').map((r) => ({ ...r, hangUpAfter: 1 })) },
   );
   if (held) {
     // Meanwhile its owner reads it, downloads what is being written, cancels it; the worker reads it.
