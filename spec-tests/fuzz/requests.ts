@@ -1011,7 +1011,13 @@ export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: write('fail', 'fail') },
     { weight: 1, arbitrary: write('release') },
     { weight: 2, arbitrary: upload },
-    // The worker dies mid-request: it hangs up after some of its body.
+    // The worker dies mid-request: it hangs up after some of the file, or of a body.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(upload, fc.constantFrom(bytes(70_000), bytes(300_000)), fc.constantFrom(0, 1, 4096, 65_536))
+        .map(([r, body, hangUpAfter]) => ({ ...r, body, hangUpAfter })),
+    },
     { weight: 1, arbitrary: write('progress', 'progress').map((r) => ({ ...r, hangUpAfter: 1 })) },
   );
   if (held) {
