@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { FuzzResponse } from './checks.js';
 import type { FuzzRequest } from './requests.js';
-import { expandDeep } from './values.js';
+import { expandBytes, expandDeep } from './values.js';
 
 /** The most a response's body is read: enough for any error, not all of a big result. */
 const READ_LIMIT = 64 * 1024;
@@ -22,7 +22,7 @@ export function fuzzClient(
   const agent = new Agent({ keepAlive: true, maxSockets: sockets });
   const send = (r: FuzzRequest): Promise<FuzzResponse> =>
     new Promise((resolve, reject) => {
-      const body = r.body === undefined ? undefined : Buffer.from(expandDeep(r.body));
+      const body = r.body === undefined ? undefined : Buffer.from(expandBytes(expandDeep(r.body)));
       const headers: Record<string, string> = { ...r.headers, ...credentials[r.as] };
       if (body) headers['Content-Length'] = String(body.length);
       const req = request({
@@ -36,7 +36,9 @@ export function fuzzClient(
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
       req.on('error', reject);
+      let answered = false;
       req.on('response', (res) => {
+        answered = true;
         const contentType = String(res.headers['content-type'] ?? '');
         const sse = contentType.startsWith('text/event-stream');
         const chunks: Buffer[] = [];
@@ -66,7 +68,15 @@ export function fuzzClient(
           }, 200).unref();
         }
       });
-      req.end(body);
+      if (r.hangUpAfter === undefined || !body) req.end(body);
+      else {
+        // All of Content-Length announced, some of it sent, then the connection dropped.
+        req.write(body.subarray(0, r.hangUpAfter));
+        setTimeout(() => {
+          if (!answered) resolve({ status: 0, contentType: '', text: '', hungUp: true });
+          req.destroy();
+        }, 50);
+      }
     });
   return { send, close: () => agent.destroy() };
 }

@@ -1,5 +1,18 @@
 import fc from 'fast-check';
-import { field, hostile, idOf, numberText, optional, query, segmentOf, shape } from './values.js';
+import {
+  bytes,
+  clean,
+  type Fields,
+  field,
+  hostile,
+  idOf,
+  mutated,
+  numberText,
+  optional,
+  query,
+  segmentOf,
+  shape,
+} from './values.js';
 
 /** One generated HTTP request: who sends it, and the bytes of it. */
 export interface FuzzRequest {
@@ -8,8 +21,10 @@ export interface FuzzRequest {
   headers: Record<string, string>;
   /** JSON (or not) text; deep-nesting markers still in it. */
   body?: string;
-  /** Whose credentials: a principal of the run, an unknown key, or none. */
-  as: 'alice' | 'bob' | 'badkey' | 'nobody';
+  /** Send only this many bytes of the body, then hang up (a worker that died mid-upload). */
+  hangUpAfter?: number;
+  /** Whose credentials: a caller of the run, its worker (WORKERS), an unknown key, or none. */
+  as: 'alice' | 'bob' | 'robot' | 'badkey' | 'nobody';
 }
 
 /** What the fuzz knows of the server: the tasks made before it, the tenants of its principals. */
@@ -18,7 +33,16 @@ export interface Known {
   tenants: readonly string[];
 }
 
-const who = fc.constantFrom<FuzzRequest['as']>('alice', 'alice', 'alice', 'bob', 'bob', 'badkey', 'nobody');
+const who = fc.constantFrom<FuzzRequest['as']>(
+  'alice',
+  'alice',
+  'alice',
+  'bob',
+  'bob',
+  'robot',
+  'badkey',
+  'nobody',
+);
 const oddMethod = fc.constantFrom(
   'GET',
   'POST',
@@ -103,7 +127,7 @@ const bodyText = (value: fc.Arbitrary<unknown>) =>
   );
 
 const skillData = shape({
-  skill: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'nope')),
+  skill: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'render', 'nope')),
   input: optional(
     shape({
       rows: optional(fc.integer({ min: 0, max: 50 })),
@@ -327,7 +351,7 @@ function mcpParams(k: Known): Record<string, fc.Arbitrary<unknown>> {
     'server/discover': withMeta({}),
     'tools/list': withMeta({ cursor: optional(fc.string({ maxLength: 8 })) }),
     'tools/call': withMeta({
-      name: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'nope')),
+      name: field(fc.constantFrom('export', 'sleep', 'approval', 'batch', 'render', 'nope')),
       arguments: optional(input),
       task: optional(shape({ ttl: optional(fc.integer()) })),
     }),
@@ -552,6 +576,535 @@ function other(k: Known): fc.Arbitrary<FuzzRequest> {
   return routeRequests(routes);
 }
 
+/**
+ * Stand-ins for a task claimed for real and its claim's lease token: `workers(k, true)` aims its
+ * requests at them, {@link aimedAt} puts the real ones in before they are sent.
+ */
+export const HELD_TASK = 'held-task';
+export const HELD_LEASE = 'held-lease';
+/** The held token upper-cased: one that looks right and is not. */
+const HELD_LEASE_UPPER = 'HELD-LEASE-UPPER';
+/** The held task's id upper-cased: another task, if any. */
+const HELD_TASK_UPPER = 'HELD-TASK-UPPER';
+
+/** `r` aimed at the task `taskId` its claim's `token` holds. */
+export function aimedAt(r: FuzzRequest, taskId: string, token: string): FuzzRequest {
+  const lease = (v: string) =>
+    v.replaceAll(HELD_LEASE_UPPER, token.toUpperCase()).replaceAll(HELD_LEASE, token);
+  return {
+    ...r,
+    path: r.path
+      .replaceAll(HELD_TASK_UPPER, encodeURIComponent(taskId.toUpperCase()))
+      .replaceAll(HELD_TASK, encodeURIComponent(taskId)),
+    headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, lease(v)])),
+  };
+}
+
+/** Mostly the worker; now and then a caller (403), an unknown key or nobody (401). */
+const asWorker = fc.constantFrom<FuzzRequest['as']>(
+  'robot',
+  'robot',
+  'robot',
+  'robot',
+  'robot',
+  'robot',
+  'alice',
+  'bob',
+  'badkey',
+  'nobody',
+);
+
+/** The Lease-Token header (`undefined`: none): the held one, when there is one, else a wrong one. */
+function leaseHeader(held: boolean): fc.Arbitrary<string | undefined> {
+  const wrong = fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    // Real-looking: the form a claim gives, holding nothing.
+    { weight: 3, arbitrary: fc.uuid() },
+    { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9-]{1,100}$/) },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        '-',
+        'a'.repeat(100),
+        'a'.repeat(101),
+        'x'.repeat(8000),
+        // Over Node's header limit: answered 431 before any face.
+        'x'.repeat(20_000),
+        'tökén',
+        '\u00ff\u00fe',
+        '11111111-2222-3333-4444-555555555555',
+        '00000000-0000-0000-0000-000000000000',
+        'null',
+        'a b',
+        'a,b',
+        '../x',
+        '%41',
+        '*',
+      ),
+    },
+  );
+  if (!held) return wrong;
+  return fc.oneof(
+    { weight: 14, arbitrary: fc.constant(HELD_LEASE) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        `${HELD_LEASE}0`,
+        ` ${HELD_LEASE} `,
+        `${HELD_LEASE},${HELD_LEASE}`,
+        `${HELD_LEASE}${'0'.repeat(70)}`,
+        HELD_LEASE_UPPER,
+      ),
+    },
+    { weight: 2, arbitrary: wrong },
+  );
+}
+
+/** Text over the worker bodies' bound on text fields (16384 characters; a part's text has none). */
+const longText = fc.constant('x'.repeat(16_385));
+const someText = fc.oneof(
+  { weight: 6, arbitrary: fc.string({ maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.constant('x'.repeat(16_384)) },
+);
+/** Text of 1 to 255 characters, and what is out of that bound. */
+const name = fc.constantFrom('result', 'out.png', 'é', 'x'.repeat(255));
+const badName = fc.constantFrom('', 'x'.repeat(256));
+
+const base64 = fc.oneof(
+  fc.base64String({ maxLength: 40 }),
+  fc.constantFrom('aGVsbG8=', '', 'A'.repeat(24_000)),
+);
+const badBase64 = fc.constantFrom('***', 'aGVsbG8', '=', '====', 'a=b', 'aGk=\n', ' aGk=', 'aGk-_w');
+
+/** An artifact id: the ones a run reuses (so appends meet their artifact), and ones out of bounds. */
+const artifactId = fc.constantFrom('out', 'log', 'a.b_c:d-1', 'x'.repeat(128));
+const badArtifactId = fc.constantFrom('x'.repeat(129), '', '../x', 'a/b', ' a', '-a', 'é', '%2F');
+
+/** The bodies of the job writes (docs/workers.md), made with `f`: clean or mutated. */
+function workerBodies(f: Fields) {
+  const metadata = f.shape({
+    note: f.optional(fc.string({ maxLength: 10 })),
+    n: f.optional(fc.integer()),
+  });
+  const badMetadata = fc.constantFrom({ ['k'.repeat(201)]: 1 }, [1], 'note');
+  // Exactly one of text, raw, url and data (mutated: now and then none or two), and what goes with it.
+  const content = fc.oneof(
+    { weight: 3, arbitrary: f.shape({ text: f.value(fc.string({ maxLength: 30 }), longText) }) },
+    { weight: 2, arbitrary: f.shape({ raw: f.value(base64, badBase64) }) },
+    {
+      weight: 1,
+      arbitrary: f.shape({
+        url: f.value(
+          fc.constantFrom('https://example.com/f.png', 'http://127.0.0.1:9/x', 'file:///etc/passwd'),
+          fc.constantFrom('not a url', '', `https://example.com/${'x'.repeat(8200)}`),
+        ),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: f.shape({
+        data: f.value(fc.oneof(fc.constant({ width: 640 }), fc.jsonValue({ maxDepth: 3 })), hostile),
+      }),
+    },
+  );
+  const part = fc
+    .tuple(
+      f.value(content, fc.constantFrom({}, { text: 'a', data: 1 }, { raw: 'aGk=', url: 'https://x.y' })),
+      f.shape({
+        filename: f.optional(name, fc.constantFrom('', 'x'.repeat(256), 'a\u0000b')),
+        mediaType: f.optional(fc.constantFrom('image/png', 'text/plain', 'not a type'), badName),
+        metadata: f.optional(metadata, badMetadata),
+      }),
+    )
+    .map(([what, about]) => (isObject(about) && isObject(what) ? { ...about, ...what } : what));
+  const artifact = f.shape({
+    artifactId: f.optional(artifactId, badArtifactId),
+    name: f.optional(name, badName),
+    description: f.optional(someText, longText),
+    parts: f.value(
+      fc.array(part, { minLength: 1, maxLength: 3 }),
+      fc.constantFrom(
+        [],
+        Array.from({ length: 65 }, () => ({ text: 'x' })),
+      ),
+    ),
+    metadata: f.optional(metadata, badMetadata),
+    append: f.optional(fc.boolean()),
+    lastChunk: f.optional(fc.boolean()),
+  });
+  return {
+    progress: f.shape({
+      percent: f.optional(
+        fc.oneof(fc.integer({ min: 0, max: 100 }), fc.double({ min: 0, max: 100, noNaN: true })),
+        fc.constantFrom(-1, 100.0001, 101, 1e308, -1e308, 2 ** 53, '50'),
+      ),
+      message: f.optional(someText, longText),
+    }),
+    status: f.shape({
+      text: f.value(
+        someText.filter((t) => t !== ''),
+        fc.constantFrom('', ...['x'.repeat(16_385)]),
+      ),
+    }),
+    artifacts: artifact,
+    ask: f.shape({
+      prompt: f.value(
+        someText.filter((t) => t !== ''),
+        fc.constantFrom('', 'x'.repeat(16_385)),
+      ),
+      schema: f.optional(
+        fc.constantFrom(
+          { enum: ['crop', 'pad'] },
+          {},
+          { type: 'object', properties: { a: { type: 'string' } } },
+        ),
+        fc.constantFrom([], 'string', null),
+      ),
+      approvers: f.optional(
+        fc.array(fc.constantFrom('acme/alice', 'globex/bob', 'jwt:acme/x', 'role:ops'), { maxLength: 3 }),
+        fc.constantFrom(
+          ['nobody'],
+          [''],
+          ['*'],
+          ['x'.repeat(301)],
+          Array.from({ length: 51 }, (_, i) => `acme/p${i}`),
+        ),
+      ),
+      deadlineMs: f.optional(
+        fc.constantFrom(1000, 86_400_000, 366 * 86_400_000),
+        fc.constantFrom(366 * 86_400_000 + 1, 0, -1, 1.5, 1e308, 2 ** 53, '1000'),
+      ),
+    }),
+    complete: f.shape({
+      message: f.optional(someText, longText),
+      state: f.optional(
+        fc.constantFrom('completed', 'rejected'),
+        fc.constantFrom('failed', 'canceled', 'input-required', ''),
+      ),
+      artifacts: f.optional(
+        fc.array(artifact, { maxLength: 2 }),
+        fc.constant(Array.from({ length: 33 }, () => ({ parts: [{ text: 'x' }] }))),
+      ),
+    }),
+    fail: f.shape({
+      message: f.value(
+        someText.filter((t) => t !== ''),
+        fc.constantFrom('', 'x'.repeat(16_385)),
+      ),
+      code: f.optional(fc.constantFrom('bad-image', 'ECONNRESET'), fc.constantFrom('', 'x'.repeat(101))),
+      retryable: f.optional(fc.boolean()),
+    }),
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A job write's body: clean (it reaches the lease check, or with the lease the task) or mutated. */
+const writeBodies = (() => {
+  const a = workerBodies(clean);
+  const b = workerBodies(mutated);
+  type Action = keyof typeof a;
+  return (action: Action, cleanWeight: number) =>
+    fc.oneof({ weight: cleanWeight, arbitrary: a[action] }, { weight: 2, arbitrary: b[action] });
+})();
+
+/**
+ * A claim's body. A valid claim holds its request up to `waitMs` (30000 when not given): every body
+ * here names one that is invalid or at most 50 ms, and no text here parses as an object without it
+ * (an empty body would be `{}`), so the fuzz never waits on a claim.
+ */
+const claimBody: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc
+      .record({
+        claim: fc.record(
+          {
+            skills: fc.oneof(
+              { weight: 4, arbitrary: fc.constant(['render']) },
+              {
+                weight: 2,
+                arbitrary: fc.constantFrom(
+                  [],
+                  ['export'],
+                  ['nope'],
+                  ['render', 'render'],
+                  ['Render'],
+                  ['../x'],
+                  ['x'.repeat(65)],
+                  Array.from({ length: 65 }, () => 'render'),
+                ),
+              },
+              { weight: 1, arbitrary: hostile },
+            ),
+            max: fc.oneof(
+              { weight: 3, arbitrary: fc.integer({ min: 1, max: 32 }) },
+              { weight: 1, arbitrary: fc.constantFrom(0, 33, -1, 1.5, '1', null, 1e308) },
+            ),
+            worker: fc.oneof(
+              { weight: 3, arbitrary: fc.constantFrom('gpu-1', 'w@host:1', 'a') },
+              { weight: 1, arbitrary: fc.constantFrom('', '-a', 'x'.repeat(65), 'a b', 'é', 7) },
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+        waitMs: fc.constantFrom(0, 0, 1, 50, -1, 60_001, 1e12, '10', '0', null, 0.5, 2 ** 53, true, [], {}),
+        extra: fc.oneof(
+          { weight: 4, arbitrary: fc.constant({}) },
+          {
+            weight: 1,
+            arbitrary: fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), hostile, { maxKeys: 2 }),
+          },
+        ),
+      })
+      .map(({ claim, waitMs, extra }) => json({ ...extra, ...claim, waitMs })),
+  },
+  // Not an object: refused, never read as the defaults.
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '[]',
+      'null',
+      '"x"',
+      '7',
+      '{',
+      'not json',
+      '{"waitMs":50',
+      '{"waitMs":5e1}',
+      '{"waitMs":1e-400}',
+      '[{"waitMs":0}]',
+      `{"waitMs":0,"x":${'['.repeat(70)}${']'.repeat(70)}}`,
+      `{"waitMs":0,"worker":"${'x'.repeat(40_000)}"}`,
+    ),
+  },
+);
+
+/** A file's bytes for an upload: none, a few, large, at and past MAX_ARTIFACT_BYTES (256 KiB in the fuzz). */
+const fileBytes = fc.oneof(
+  { weight: 8, arbitrary: fc.string({ maxLength: 200 }) },
+  { weight: 2, arbitrary: fc.constantFrom('', bytes(4096), bytes(70_000), bytes(300_000)) },
+  { weight: 1, arbitrary: fc.constantFrom(bytes(256 * 1024), bytes(256 * 1024 + 1)) },
+);
+
+/** An upload's query (with its `?`, or none): name, filename, append. */
+const uploadQuery = fc
+  .record(
+    {
+      name: fc.constantFrom('result', 'out', 'é'),
+      filename: fc.constantFrom('out.bin', 'a b.png', '../x'),
+      append: fc.constantFrom('true', 'false'),
+    },
+    { requiredKeys: [] },
+  )
+  .map((q) => {
+    const all = Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(v)}`);
+    return all.length === 0 ? '' : `?${all.join('&')}`;
+  });
+/** A query an upload refuses: out of bounds, unknown keys, bad escapes, a key twice. */
+const badUploadQuery = fc
+  .tuple(
+    query({
+      name: fc.constantFrom('result', '', 'x'.repeat(256)),
+      filename: fc.constantFrom('out.bin', '', 'x'.repeat(256)),
+      append: fc.constantFrom('true', 'false', 'yes', '', 'TRUE'),
+    }),
+    fc.constantFrom('', '&append=true&append=false', '&name[a]=1', '&x=1'),
+  )
+  .map(([q, raw]) => (q === '' ? raw.replace('&', '?') : `${q}${raw}`));
+
+/** An upload's Content-Type (`undefined`: none), and ones that are no media type. */
+const mediaType = fc.constantFrom(
+  undefined,
+  'application/octet-stream',
+  'text/plain; charset=utf-8',
+  'image/png',
+  'application/json',
+  'text/plain;;;',
+);
+const badMediaType = fc.constantFrom('nonsense', '', `x/${'y'.repeat(300)}`, ';;', 'text/', 'a/b c');
+
+/**
+ * The remote workers' face, /v1/workers (docs/workers.md): claims, every job write and upload,
+ * the OpenAPI document and paths that are nothing, as the worker mostly, with wrong lease tokens
+ * (none, empty, long, non-ASCII, real-looking) at tasks that exist (not held) and ones that do not.
+ * `held`: aimed at {@link HELD_TASK} with {@link HELD_LEASE} mostly, job writes and uploads only.
+ */
+export function workers(k: Known, held = false): fc.Arbitrary<FuzzRequest> {
+  const c = fc.constant;
+  const p = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((xs) => xs.join(''));
+  const task = held
+    ? fc.oneof(
+        { weight: 16, arbitrary: c(HELD_TASK) },
+        { weight: 1, arbitrary: c(HELD_TASK_UPPER) },
+        { weight: 1, arbitrary: fc.constantFrom(`${HELD_TASK}%20`, `${HELD_TASK}%00`, `%20${HELD_TASK}`) },
+        { weight: 2, arbitrary: segmentOf(k.taskIds) },
+      )
+    : segmentOf(k.taskIds);
+  const as = held
+    ? fc.constantFrom<FuzzRequest['as']>(...Array<FuzzRequest['as']>(12).fill('robot'), 'alice', 'nobody')
+    : asWorker;
+  const lease = leaseHeader(held);
+  type Draft = {
+    method: string;
+    path: string;
+    body?: string;
+    lease?: string;
+    type?: string;
+    hangUpAfter?: number;
+  };
+  const draft = (d: fc.Arbitrary<Draft>) =>
+    fc.record({ d, headers: oddHeaders, usual: held ? fc.nat(4).map((n) => n > 0) : mostly, sender: as }).map(
+      ({ d, headers, usual, sender }): FuzzRequest => ({
+        method: d.method,
+        path: d.path,
+        as: sender,
+        headers: {
+          ...(usual ? (d.type === undefined ? {} : { 'Content-Type': d.type }) : headers),
+          ...(d.lease === undefined ? {} : { 'Lease-Token': d.lease }),
+        },
+        body: d.body,
+        ...(d.hangUpAfter === undefined ? {} : { hangUpAfter: d.hangUpAfter }),
+      }),
+    );
+  const write = (action: string, body?: Parameters<typeof writeBodies>[0]) =>
+    draft(
+      fc.record({
+        method: method('POST'),
+        path: p(c('/v1/workers/jobs/'), task, c(`/${action}`)),
+        body: body ? bodyText(writeBodies(body, held ? 4 : 1)).map((b): string | undefined => b) : strayBody,
+        lease,
+        type: c('application/json'),
+      }),
+    );
+  const upload = draft(
+    fc.record({
+      method: method('PUT'),
+      path: p(
+        c('/v1/workers/jobs/'),
+        task,
+        c('/artifacts/'),
+        fc.oneof(
+          { weight: 8, arbitrary: artifactId.map(encodeURIComponent) },
+          { weight: 1, arbitrary: badArtifactId.map(encodeURIComponent) },
+          { weight: 1, arbitrary: segmentOf(['out']) },
+        ),
+        fc.oneof(
+          { weight: held ? 4 : 1, arbitrary: uploadQuery },
+          { weight: held ? 1 : 2, arbitrary: badUploadQuery },
+        ),
+      ),
+      body: fileBytes,
+      lease,
+      type: fc.oneof({ weight: held ? 6 : 2, arbitrary: mediaType }, { weight: 1, arbitrary: badMediaType }),
+    }),
+  );
+  const writes = fc.oneof(
+    { weight: 3, arbitrary: write('heartbeat') },
+    { weight: 3, arbitrary: write('progress', 'progress') },
+    { weight: 2, arbitrary: write('status', 'status') },
+    { weight: 3, arbitrary: write('artifacts', 'artifacts') },
+    { weight: 1, arbitrary: write('ask', 'ask') },
+    { weight: 1, arbitrary: write('complete', 'complete') },
+    { weight: 1, arbitrary: write('fail', 'fail') },
+    { weight: 1, arbitrary: write('release') },
+    { weight: 2, arbitrary: upload },
+    // The worker dies mid-request: it hangs up after some of the file, or of a body.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(upload, fc.constantFrom(bytes(70_000), bytes(300_000)), fc.constantFrom(0, 1, 4096, 65_536))
+        .map(([r, body, hangUpAfter]) => ({ ...r, body, hangUpAfter })),
+    },
+    { weight: 1, arbitrary: write('progress', 'progress').map((r) => ({ ...r, hangUpAfter: 1 })) },
+  );
+  if (held) {
+    // Meanwhile its owner reads it, downloads what is being written, cancels it; the worker reads it.
+    const meanwhile = fc
+      .record({
+        route: fc.constantFrom<[string, string]>(
+          ['GET', `/v1/jobs/${HELD_TASK}`],
+          ['GET', `/v1/jobs/${HELD_TASK}/result`],
+          ['GET', `/v1/jobs/${HELD_TASK}/artifacts/out`],
+          ['GET', `/v1/jobs/${HELD_TASK}/artifacts/log`],
+          ['DELETE', `/v1/jobs/${HELD_TASK}`],
+          ['POST', `/v1/jobs/${HELD_TASK}:cancel`],
+        ),
+        sender: fc.constantFrom<FuzzRequest['as']>('alice', 'alice', 'alice', 'robot'),
+      })
+      .map(({ route: [m, path], sender }): FuzzRequest => ({ method: m, path, as: sender, headers: {} }));
+    return fc.oneof({ weight: 12, arbitrary: writes }, { weight: 1, arbitrary: meanwhile });
+  }
+  const claims = draft(
+    fc.record({
+      method: method('POST'),
+      path: fc.constantFrom(
+        '/v1/workers/claims',
+        '/v1/workers/claims',
+        '/v1/workers/claims/',
+        '/v1/workers/claims?waitMs=30000',
+      ),
+      body: claimBody,
+      type: c('application/json'),
+    }),
+  );
+  const openapi = draft(
+    fc.record({
+      method: method('GET'),
+      path: fc.constantFrom('/v1/workers/openapi.json', '/v1/workers/openapi.json?x=1'),
+      body: strayBody,
+    }),
+  );
+  const nothing = draft(
+    fc.record({
+      method: fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH'),
+      path: fc.oneof(
+        fc.constantFrom(
+          '/v1/workers',
+          '/v1/workers/',
+          '/v1/workers/nope',
+          '/v1/workers/jobs',
+          '/v1/workers/jobs/',
+          '/v1/workers/claims/x',
+          '/v1/workers/openapi.yaml',
+          '/v1/workers/%ZZ',
+          '/v1/workers/..%2Fjobs',
+          '/v1/workers/jobs//heartbeat',
+          '/v1/workers/jobs/%ZZ/artifacts/%ZZ',
+        ),
+        p(c('/v1/workers/jobs/'), task),
+        p(
+          c('/v1/workers/jobs/'),
+          task,
+          fc.constantFrom(
+            '/nope',
+            '/HEARTBEAT',
+            '/artifacts/a/b',
+            '/cancel',
+            '/',
+            '/complete/x',
+            ':complete',
+          ),
+        ),
+      ),
+      body: fc.oneof(
+        strayBody,
+        bodyText(hostile).map((b): string | undefined => b),
+      ),
+      lease,
+      type: c('application/json'),
+    }),
+  );
+  return fc.oneof(
+    { weight: 8, arbitrary: writes },
+    { weight: 3, arbitrary: claims },
+    { weight: 1, arbitrary: openapi },
+    { weight: 1, arbitrary: nothing },
+  );
+}
+
 function routeRequests(routes: Route[]): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...routes).chain(([m, path, body]) =>
     fc
@@ -581,6 +1134,7 @@ export const fuzzRequest = (k: Known): fc.Arbitrary<FuzzRequest> =>
     { weight: 2, arbitrary: mcp(k) },
     { weight: 3, arbitrary: rest(k) },
     { weight: 2, arbitrary: jobs(k) },
+    { weight: 2, arbitrary: workers(k) },
     { weight: 1, arbitrary: inbox(k) },
     { weight: 1, arbitrary: other(k) },
   );

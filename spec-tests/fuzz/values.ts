@@ -14,6 +14,13 @@ export const deep = (levels: number): string => `__DEEP_${levels}__`;
 export const expandDeep = (text: string): string =>
   text.replace(/"__DEEP_(\d+)__"/g, (_, n: string) => `${'['.repeat(Number(n))}${']'.repeat(Number(n))}`);
 
+/** A body of `n` bytes, as a marker the client expands (see {@link expandBytes}): a large file prints short. */
+export const bytes = (n: number): string => `__BYTES_${n}__`;
+
+/** A whole body `"__BYTES_<n>__"` becomes `n` bytes. */
+export const expandBytes = (text: string): string =>
+  text.replace(/^__BYTES_(\d+)__$/, (_, n: string) => 'z'.repeat(Number(n)));
+
 const oddStrings = fc.constantFrom(
   '',
   ' ',
@@ -134,3 +141,45 @@ export const numberText = fc.oneof(
   fc.integer({ min: -2, max: 200 }).map(String),
   fc.constantFrom('abc', '1.5', '-0', '1e3', '', '99999999999999999999', 'NaN'),
 );
+
+/**
+ * How a body's fields are made: `mutated` as {@link field}, {@link optional} and {@link shape} make
+ * them (now and then out of bounds, of another type, or beside unknown fields), or `clean`, every
+ * value within bounds and no unknown field: bodies that pass a strict schema and reach what is behind it.
+ */
+export interface Fields {
+  /** A value: `valid`; mutated, now and then one of `invalid` (out of bounds) or hostile. */
+  value(valid: fc.Arbitrary<unknown>, invalid?: fc.Arbitrary<unknown>): fc.Arbitrary<unknown>;
+  /** An optional field: absent, or a value. */
+  optional(valid: fc.Arbitrary<unknown>, invalid?: fc.Arbitrary<unknown>): fc.Arbitrary<unknown>;
+  /** An object of fields (absent ones left out). */
+  shape(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<unknown>;
+}
+
+const withoutAbsent = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+export const clean: Fields = {
+  value: (valid) => valid,
+  optional: (valid) => fc.option(valid, { nil: undefined }),
+  shape: (fields) => fc.record(fields).map(withoutAbsent),
+};
+
+const mutatedValue = (valid: fc.Arbitrary<unknown>, invalid?: fc.Arbitrary<unknown>) =>
+  invalid === undefined
+    ? field(valid)
+    : fc.oneof(
+        { weight: 5, arbitrary: valid },
+        { weight: 2, arbitrary: invalid },
+        { weight: 1, arbitrary: hostile },
+      );
+
+export const mutated: Fields = {
+  value: mutatedValue,
+  optional: (valid, invalid) =>
+    fc.oneof(
+      { weight: 2, arbitrary: fc.constant(undefined) },
+      { weight: 4, arbitrary: mutatedValue(valid, invalid) },
+    ),
+  shape,
+};
