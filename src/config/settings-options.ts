@@ -319,6 +319,11 @@ export interface Settings {
    */
   maxActiveTasks?: number;
   /**
+   * task streams (SSE and gRPC) one principal may have open at once on an instance (`0`: no limit); one
+   * more is refused (429). Setting `MAX_STREAMS`; default `100`.
+   */
+  maxStreams?: number;
+  /**
    * push notification configs (webhooks) one task may have; a new one past it is refused. Setting
    * `MAX_PUSH_CONFIGS`; default `10`.
    */

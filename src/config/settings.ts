@@ -317,6 +317,13 @@ const Env = z.object({
   MAX_ACTIVE_TASKS: int(0)
     .default(10_000)
     .meta(doc('unfinished tasks a principal may have at once (`0`: no limit)')),
+  MAX_STREAMS: int(0)
+    .default(100)
+    .meta(
+      doc(
+        'task streams (SSE and gRPC) one principal may have open at once on an instance (`0`: no limit); one more is refused (429)',
+      ),
+    ),
   MAX_PUSH_CONFIGS: int(1, 1000)
     .default(10)
     .meta(doc('push notification configs (webhooks) one task may have; a new one past it is refused')),

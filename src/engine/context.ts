@@ -5,6 +5,7 @@ import type { ClaimPolicy } from './fair-share.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
+import type { OpenStreams } from './open-streams.js';
 import type { PushConfigs } from './push-configs.js';
 import type { QueueCountsCache } from './queue-counts.js';
 import type { SkillRegistry } from './registry.js';
@@ -35,6 +36,8 @@ export interface EngineContext {
   claimPolicy: ClaimPolicy;
   /** Queued tasks' standing counts, kept for a second (engine/queue.ts). */
   queueCounts: QueueCountsCache;
+  /** Task streams open per holder, bounded (MAX_STREAMS). */
+  streams: OpenStreams;
 }
 
 /** What callers may ask of their task's place in their own queue (docs/scheduling.md). */

@@ -9,6 +9,7 @@ import type { ClaimPolicy } from './fair-share.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js';
+import { OpenStreams } from './open-streams.js';
 import {
   grantOperator,
   type OperatorGrant,
@@ -105,6 +106,7 @@ export class Engine {
       priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
       claimPolicy: options.claimPolicy ?? {},
       queueCounts: new QueueCountsCache(),
+      streams: new OpenStreams(limits.maxStreams),
     };
   }
 

@@ -11,6 +11,8 @@ export type EngineErrorCode =
   | 'shutting-down'
   /** The caller already has as many unfinished tasks as it may. */
   | 'too-many-tasks'
+  /** The caller already has as many task streams open as it may (MAX_STREAMS). */
+  | 'too-many-streams'
   /** The caller may not use what it asked for (a skill it has no access to). */
   | 'forbidden';
 

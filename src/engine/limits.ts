@@ -18,6 +18,8 @@ export interface EngineLimits {
   maxStoredBytes: number;
   /** Webhooks one task may have: each of its events is delivered to every one of them. */
   maxPushConfigs: number;
+  /** Task streams one holder may have open at once on this instance; 0 for no bound. */
+  maxStreams: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -28,6 +30,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   inlineArtifactBytes: 64 * 2 ** 10,
   maxStoredBytes: 0,
   maxPushConfigs: 10,
+  maxStreams: 0,
 };
 
 /** A ListTasks page that carries histories or artifacts ends early past this many bytes of them. */

@@ -192,5 +192,5 @@ export async function* operatorStream(
   options: StreamOptions,
 ): AsyncGenerator<StreamItem> {
   check(grant);
-  yield* stream(core, await ownerOf(core, id), id, options);
+  yield* stream(core, await ownerOf(core, id), id, { holder: `operator:${grant.operator}`, ...options });
 }

@@ -24,6 +24,8 @@ export interface StreamOptions {
    */
   until?: 'settled' | 'terminal';
   signal: AbortSignal;
+  /** Whose stream it counts as (MAX_STREAMS), when not the task's owner's: an operator's name. */
+  holder?: string;
 }
 
 /** The task no longer needs the runner: it is done, or waits for its caller. */
@@ -44,6 +46,8 @@ export async function* stream(
   o: StreamOptions,
 ): AsyncGenerator<StreamItem> {
   const { hub, store } = core.journal;
+  // Refused before anything is read; given back however the stream ends.
+  const giveBack = core.streams.take(o.holder ?? owner);
   const wait = waitForEvents(hub, id, o.signal);
   const ends = o.until === 'terminal' ? isTerminal : settled;
   try {
@@ -84,6 +88,7 @@ export async function* stream(
     }
   } finally {
     wait.close();
+    giveBack();
   }
 }
 

@@ -43,6 +43,8 @@ export function toProtocolError(
       return new RequestMalformedError(err.message);
     case 'too-many-tasks':
       return ownError(transport, err.message, 429, TASKHANDLE_ERROR_CODE.TOO_MANY_TASKS);
+    case 'too-many-streams':
+      return ownError(transport, err.message, 429, TASKHANDLE_ERROR_CODE.TOO_MANY_STREAMS);
     case 'forbidden':
       return ownError(transport, err.message, 403, TASKHANDLE_ERROR_CODE.FORBIDDEN);
   }
@@ -72,6 +74,8 @@ export const TASKHANDLE_ERROR_CODE = {
   FORBIDDEN: -32052,
   /** HTTP 429: the caller has MAX_ACTIVE_TASKS unfinished tasks. */
   TOO_MANY_TASKS: -32053,
+  /** HTTP 429: the caller has MAX_STREAMS task streams open on this instance. */
+  TOO_MANY_STREAMS: -32054,
 } as const;
 
 /** How A2A words a request turned away before the protocol: the JSON-RPC code and google.rpc status. */

@@ -376,7 +376,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
         if (response) yield response;
       }
     } catch (err) {
-      throw this.#protocolError(err);
+      throw this.#protocolError(err, state.transport);
     }
   }
 

@@ -14,6 +14,7 @@ export const STATUS_OF: Record<EngineErrorCode, number> = {
   'unknown-skill': 400,
   'shutting-down': 503,
   'too-many-tasks': 429,
+  'too-many-streams': 429,
   forbidden: 403,
 };
 

@@ -65,6 +65,7 @@ export function engineRefusal(err: EngineError): RpcRefusal {
         'Failed to retrieve task: Task not found (it never existed, expired, or is not yours)',
       );
     case 'too-many-tasks':
+    case 'too-many-streams':
     case 'shutting-down':
       return new RpcRefusal(CODE.invalidRequest, err.message, { reason: err.code });
     default:

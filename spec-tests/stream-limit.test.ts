@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, rpcStream, skillMessage, startTask, V1 } from './a2a.js';
+import { type Agent, launch } from './harness.js';
+import { openSse, type SseStream } from './sse.js';
+
+/**
+ * MAX_STREAMS: one principal's open task streams are bounded on every face that streams; one more
+ * is refused in that face's shape before anything is read, another principal is not held back, and
+ * a closed stream gives its slot back.
+ */
+describe('open streams per principal (MAX_STREAMS)', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { MAX_STREAMS: '2' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const sleeping = (as: string) => startTask(agent.as(as), skillMessage('sleep', { seconds: 30 }));
+  const subscribe = (as: string, id: string) => rpcStream(agent.as(as), 'SubscribeToTask', { id }, V1);
+
+  it('a third stream is refused on every face; another principal still streams; a closed one frees its slot', async () => {
+    const task = await sleeping('alice');
+    const open: SseStream[] = [await subscribe('alice', task.id), await subscribe('alice', task.id)];
+    for (const s of open) expect((await s.next())?.data.result.task.id).toBe(task.id);
+
+    const rpc = await subscribe('alice', task.id);
+    expect(rpc.headers.get('content-type')).toMatch(/^application\/json/);
+    await rpc.rest();
+    const refused = JSON.parse(rpc.raw());
+    expect(refused.error.code).toBe(-32054);
+    expect(refused.error.message).toMatch(/You have 2 streams open, the most allowed \(MAX_STREAMS\)/);
+
+    const rest = await fetch(`${agent.url}/rest/tasks/${task.id}:subscribe`, {
+      headers: { ...agent.as('alice').credentials, 'A2A-Version': '1.0' },
+    });
+    expect(rest.status, await rest.clone().text()).toBe(429);
+    expect(((await rest.json()) as { error: { message: string } }).error.message).toMatch(/MAX_STREAMS/);
+
+    const jobs = await fetch(`${agent.url}/v1/jobs/${task.id}/events`, {
+      headers: agent.as('alice').credentials,
+    });
+    expect(jobs.status).toBe(429);
+    expect(((await jobs.json()) as { detail: string }).detail).toMatch(/MAX_STREAMS/);
+
+    // Bob's streams are his own.
+    const bobs = await sleeping('bob');
+    const bobStream = await subscribe('bob', bobs.id);
+    expect((await bobStream.next())?.data.result.task.id).toBe(bobs.id);
+    bobStream.close();
+
+    open[0]?.close();
+    const again = await eventually(async () => {
+      const s = await subscribe('alice', task.id);
+      if (s.headers.get('content-type')?.startsWith('text/event-stream')) return s;
+      await s.rest();
+      return undefined;
+    });
+    expect((await again.next())?.data.result.task.id).toBe(task.id);
+    again.close();
+    open[1]?.close();
+  });
+
+  it('a stream of a task that does not exist takes no slot', async () => {
+    for (let i = 0; i < 5; i++) {
+      const s = await openSse(`${agent.url}/v1/jobs/nope-${i}/events`, {
+        headers: agent.as('bob').credentials,
+      });
+      expect(s.status).toBe(404);
+    }
+    const bobs = await sleeping('bob');
+    const ok = await fetch(`${agent.url}/v1/jobs/${bobs.id}/events`, {
+      headers: agent.as('bob').credentials,
+    });
+    expect(ok.status).toBe(200);
+    await ok.body?.cancel();
+  });
+});
