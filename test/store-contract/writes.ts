@@ -118,6 +118,54 @@ export function writeContract(c: Contract): void {
       ).toBe(true);
     });
 
+    it('counts queued, running and waiting tasks toward maxActive, not ended ones', async () => {
+      const queued = await create({ owner: 'carol', messageId: 'c1' });
+      const running = await create({ owner: 'carol', messageId: 'c2', createdAt: T0 + 1 });
+      const waiting = await create({ owner: 'carol', messageId: 'c3', createdAt: T0 + 2 });
+      const claimed = await c.store.claim('w1', T0 + 5, 60_000, 3);
+      const leaseOf = (id: string) => claimed.find((x) => x.record.id === id)?.leaseToken;
+      await c.store.write({
+        taskId: waiting.id,
+        from: ['working'],
+        to: 'input-required',
+        leaseToken: leaseOf(waiting.id),
+        releaseLease: true,
+        events: [],
+        at: T0 + 6,
+      });
+      await c.store.write({
+        taskId: queued.id,
+        from: ['working'],
+        to: 'submitted',
+        leaseToken: leaseOf(queued.id),
+        releaseLease: true,
+        events: [],
+        at: T0 + 6,
+      });
+      const states = await Promise.all(
+        [queued, running, waiting].map(async (t) => (await c.store.getTask(t.id, T0 + 7))?.state),
+      );
+      expect(states).toEqual(['submitted', 'working', 'input-required']);
+      const fourth = await c.store
+        .createTask(newTask({ owner: 'carol', messageId: 'c4', maxActive: 3, createdAt: T0 + 7 }))
+        .catch((e: unknown) => e);
+      expect(fourth).toMatchObject({ name: 'TooManyTasks', active: 3 });
+      await c.store.write({
+        taskId: waiting.id,
+        from: ['input-required'],
+        to: 'canceled',
+        events: [],
+        at: T0 + 8,
+      });
+      expect(
+        (
+          await c.store.createTask(
+            newTask({ owner: 'carol', messageId: 'c5', maxActive: 3, createdAt: T0 + 9 }),
+          )
+        ).created,
+      ).toBe(true);
+    });
+
     it('makes a new task for the same messageId from another owner', async () => {
       const a = await create({ messageId: 'shared', owner: 'alice' });
       const b = await create({ messageId: 'shared', owner: 'bob' });
