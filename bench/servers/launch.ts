@@ -45,6 +45,8 @@ const TASKHANDLE_ENV = {
   // the create scenario leaves tens of thousands of unfinished tasks to one (anonymous)
   // caller, as the reference servers allow: no per-principal cap in the comparison
   MAX_ACTIVE_TASKS: '0',
+  // the fan-out holds thousands of streams of that one caller, as the reference servers allow
+  MAX_STREAMS: '0',
 };
 
 /**
