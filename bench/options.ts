@@ -14,6 +14,7 @@ export const SCENARIOS = [
   'e2e',
   'artifact',
   'fairness',
+  'workers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -52,6 +53,10 @@ export interface Options {
   /** Large artifact: rows of the export (CSV, about 86 bytes a row) and rows per chunk. */
   artifactRows: number;
   artifactChunkRows: number;
+  /** Idle workers: long-polling claims held at once, each claim's waitMs, creates timed until claimed. */
+  idleClaims: number;
+  idleWaitMs: number;
+  idleCreates: number;
   profile: boolean;
   /** The database of the PostgreSQL kinds (a fresh schema per launch); undefined: skip them. */
   postgresUrl?: string;
@@ -77,7 +82,10 @@ export const USAGE = `usage: npm run bench -- [options]
   --push-tasks N        push: tasks completing at once, one webhook each (default 5000)
   --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
   --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
-  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000)
+  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000); also
+                        with the job's skill remote, worked by one runWorker process (32 jobs at once)
+  --idle-claims N       workers: long-polling claims held at once, no task for them (default 200), each
+                        waiting 30 s; then --idle-creates M creates timed until a claim gets one (default 20)
   --artifact-rows N     artifact: rows of the large export (default 12500000: a 1.00 GiB CSV file)
   --no-profile          skip the CPU profiles of taskhandle
   --postgres URL|off    PostgreSQL for the taskhandle-pg kinds, a fresh schema per server
@@ -108,6 +116,8 @@ export function parseOptions(argv: string[]): Options {
       'push-timeout': { type: 'string' },
       'e2e-jobs': { type: 'string' },
       'artifact-rows': { type: 'string' },
+      'idle-claims': { type: 'string' },
+      'idle-creates': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
       postgres: { type: 'string' },
       out: { type: 'string' },
@@ -167,6 +177,9 @@ export function parseOptions(argv: string[]): Options {
     // 12,500,000 generated rows are 1,076,291,724 bytes: just over 1 GiB
     artifactRows: num(values['artifact-rows'], smoke ? 20_000 : 12_500_000, 'artifact-rows'),
     artifactChunkRows: smoke ? 5000 : 100_000,
+    idleClaims: num(values['idle-claims'], 200, 'idle-claims'),
+    idleWaitMs: 30_000,
+    idleCreates: num(values['idle-creates'], smoke ? 5 : 20, 'idle-creates'),
     profile: !values['no-profile'],
     ...(values.postgres === 'off' ? {} : { postgresUrl: values.postgres ?? DEFAULT_POSTGRES_URL }),
     out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),

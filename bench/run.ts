@@ -19,6 +19,7 @@ import {
   pushTable,
   retainedTable,
   targetsTable,
+  workersTable,
   writeReport,
 } from './report.js';
 import {
@@ -34,13 +35,14 @@ import {
 import { createTasks, sendBody } from './rpc.js';
 import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
-import { E2E_KINDS, E2E_LABELS, endToEnd } from './scenarios/e2e.js';
+import { E2E_KINDS, E2E_LABELS, E2E_POSTGRES, endToEnd } from './scenarios/e2e.js';
 import { fairness } from './scenarios/fairness.js';
 import { fanout } from './scenarios/fanout.js';
 import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
+import { idleWorkers, WORKERS_KINDS } from './scenarios/workers.js';
 import { copyDb } from './seed/files.js';
 import { isPostgres, POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { usePostgres } from './servers/postgres-cluster.js';
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('e2e'))
       for (const k of rotate(
-        E2E_KINDS.filter((x) => withPostgres || (x !== 'pg-boss' && x !== 'taskhandle-pg')),
+        E2E_KINDS.filter((x) => withPostgres || !E2E_POSTGRES.includes(x)),
         round,
       )) {
         const e = await attempt(r, 'e2e', `${tag} e2e ${k}`, () =>
@@ -193,6 +195,28 @@ async function main(): Promise<void> {
           `${tag} e2e ${E2E_LABELS[k]}: ${e.completed}/${e.jobs} completed, ${Math.round(e.perS)}/s, ` +
             `create → completed p50 ${ms(e.p50Ms)} ms p99 ${ms(e.p99Ms)} ms, server CPU ${e.serverCpu.toFixed(2)}` +
             (e.error ? ` (${e.error})` : ''),
+        );
+      }
+    if (o.scenarios.has('workers'))
+      for (const k of rotate(WORKERS_KINDS, round)) {
+        const w = await attempt(r, 'workers', `${tag} idle workers ${k}`, () =>
+          idleWorkers(k, {
+            claims: o.idleClaims,
+            waitMs: o.idleWaitMs,
+            durationS: o.durationS,
+            creates: o.idleCreates,
+            quietWaitS: o.quietWaitS,
+          }),
+        );
+        if (!w) continue;
+        append(r.workers, k, w);
+        const c = w.createToClaim;
+        log(
+          `${tag} idle workers ${SERVER_LABELS[k]}: ${w.waiting}/${w.claims} claims waiting, ${w.answeredEarly} answered early, ` +
+            `RSS ${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)} MB (${(w.bytesPerClaim / 1024).toFixed(1)} KB per claim), ` +
+            `server CPU ${w.quietCpu.toFixed(3)} quiet, ${w.waitingCpu.toFixed(3)} waiting` +
+            (c ? `; create → claimed p50 ${ms(c.p50Ms)} ms p99 ${ms(c.p99Ms)} ms (n ${c.n})` : '') +
+            (w.error ? ` (${w.error})` : ''),
         );
       }
   }
@@ -276,6 +300,7 @@ async function main(): Promise<void> {
     retainedTable(r),
     pushTable(r),
     e2eTable(r),
+    workersTable(r),
     artifactTargetsTable(r),
     artifactTable(r),
     artifactLatencyTable(r),

@@ -9,8 +9,9 @@ import { dropSchema, freshSchema } from '../postgres.js';
 import { cpuSeconds, waitForQuiet } from '../proc-stats.js';
 import { call, getBody, RPC_HEADERS, sendBody, subscribeBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
-import { launch } from '../servers/launch.js';
+import { launch, type RunningServer } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
+import { REMOTE_JOB, REMOTE_SKILLS_MODULE, startWorker, type WorkerProcess } from '../servers/remote.js';
 import { percentile } from '../stats.js';
 import { INSTANT_EXPORT } from './push.js';
 
@@ -20,13 +21,35 @@ export const E2E_SERVERS = [
   'taskhandle',
   'taskhandle-pg',
 ] as const satisfies readonly ServerKind[];
-export const E2E_KINDS = [...E2E_SERVERS, 'pg-boss'] as const;
+/**
+ * taskhandle with the job's skill remote (docs/workers.md): the same server with the bench's remote
+ * skill loaded (SKILLS), and one worker process (runWorker, 32 jobs at once) that completes each
+ * job at once; each is measured beside the in-process kind it names.
+ */
+export const E2E_REMOTE = {
+  'taskhandle-remote': 'taskhandle',
+  'taskhandle-pg-remote': 'taskhandle-pg',
+} as const satisfies Record<string, (typeof E2E_SERVERS)[number]>;
+export type E2eRemoteKind = keyof typeof E2E_REMOTE;
+export const E2E_KINDS = [
+  'sdk-memory',
+  'taskhandle',
+  'taskhandle-remote',
+  'taskhandle-pg',
+  'taskhandle-pg-remote',
+  'pg-boss',
+] as const;
 export type E2eKind = (typeof E2E_KINDS)[number];
+/** The kinds that need PostgreSQL (skipped where none answers). */
+export const E2E_POSTGRES: readonly E2eKind[] = ['taskhandle-pg', 'taskhandle-pg-remote', 'pg-boss'];
+export const isRemoteE2e = (k: E2eKind): k is E2eRemoteKind => Object.hasOwn(E2E_REMOTE, k);
 
 export const E2E_LABELS: Record<E2eKind, string> = {
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-remote': '(c) taskhandle, SQLite, remote worker',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
+  'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, remote worker',
   'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
 };
 
@@ -34,10 +57,17 @@ export const E2E_LABELS: Record<E2eKind, string> = {
 export const E2E_DURABILITY: Record<E2eKind, string> = {
   'sdk-memory': 'none: tasks live in the process memory, lost with it',
   taskhandle: 'each create and transition fsynced (SQLite WAL, synchronous=FULL) before it is answered',
+  'taskhandle-remote':
+    "as (c) SQLite: the claim (the lease) and the worker's complete are fsynced before they are answered",
   'taskhandle-pg':
     'each create and transition committed in PostgreSQL (synchronous_commit on) before it is answered',
+  'taskhandle-pg-remote':
+    "as (c) PostgreSQL: the claim (the lease) and the worker's complete are committed before they are answered",
   'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
 };
+
+/** The remote kinds' worker process: jobs it runs at once (runWorker's concurrency). */
+export const REMOTE_CONCURRENCY = 32;
 
 /** pg-boss, which has no completion stream: between two reads of a job not done yet (getJobById). */
 export const COLLECT_INTERVAL_MS = 5;
@@ -61,7 +91,10 @@ export interface E2eResult {
   /** From the create's start to the read that saw the job completed. */
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the server (or pg-boss worker) processes, in cores, over the run; PostgreSQL's not counted. */
+  /**
+   * CPU of the server (or pg-boss worker) processes, in cores, over the run; the remote kinds: the
+   * server and its worker process together. PostgreSQL's not counted.
+   */
   serverCpu: number;
   error?: string;
 }
@@ -78,7 +111,8 @@ interface Jobs {
  * N jobs that complete at once, `inFlight` at a time, each created and then collected once
  * completed: completed jobs per second and the time from create to completed. Over A2A: a
  * non-blocking SendMessage, then one SubscribeToTask read to its terminal event; pg-boss: send(),
- * then getJobById() every 5 ms, while its worker process completes the jobs.
+ * then getJobById() every 5 ms, while its worker process completes the jobs. The remote kinds: as
+ * over A2A, with a job of the remote skill, which a worker process claims and completes.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
   const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind);
@@ -130,9 +164,35 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
   }
 }
 
-async function a2aJobs(kind: (typeof E2E_SERVERS)[number]): Promise<Jobs> {
-  const server = await launch(kind);
-  const body = sendBody(INSTANT_EXPORT);
+async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>): Promise<Jobs> {
+  if (!isRemoteE2e(kind)) return a2aOn(await launch(kind), INSTANT_EXPORT);
+  const server = await launch(E2E_REMOTE[kind], { env: { SKILLS: REMOTE_SKILLS_MODULE } });
+  let worker: WorkerProcess;
+  try {
+    worker = await startWorker(server.url, REMOTE_CONCURRENCY);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const jobs = a2aOn(server, REMOTE_JOB);
+  return {
+    ...jobs,
+    async done(id) {
+      const crashed = worker.crashed();
+      if (crashed) throw new Error(crashed);
+      return jobs.done(id);
+    },
+    cpuSeconds: () => server.cpuSeconds() + worker.cpuSeconds(),
+    async stop() {
+      await worker.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** Jobs over A2A: `part` is the SendMessage's data part (the job's skill and input). */
+function a2aOn(server: RunningServer, part: object): Jobs {
+  const body = sendBody(part);
   const state = async (id: string) => (await call(server.url, getBody(id))).result?.status?.state;
   return {
     async create() {

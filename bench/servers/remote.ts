@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as wait } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from '../proc-stats.js';
+
+/**
+ * The remote skill of the benchmarks (docs/workers.md): declared by remote-skills.ts, which a
+ * server loads with SKILLS, and worked by remote-worker.ts, a process of its own running runWorker.
+ * This module holds only the names and paths, so that the bench process loads nothing of the server.
+ */
+
+/** The remote skill's id: its tasks complete at once (the worker returns `{ message: 'done' }`). */
+export const REMOTE_SKILL = 'bench.remote';
+
+/** An A2A data part creating a job of the remote skill. */
+export const REMOTE_JOB = { data: { skill: REMOTE_SKILL, input: {} } };
+
+/** The compiled skills module, for SKILLS. */
+export const REMOTE_SKILLS_MODULE = fileURLToPath(new URL('./remote-skills.js', import.meta.url));
+const REMOTE_WORKER = fileURLToPath(new URL('./remote-worker.js', import.meta.url));
+
+/** One worker process (remote-worker.ts) working the remote skill of the server at a URL. */
+export interface WorkerProcess {
+  pid: number;
+  cpuSeconds(): number;
+  /** Why it ended, if it ended without being stopped. */
+  crashed(): string | undefined;
+  /** SIGTERM (the worker stops claiming and exits), then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Starts a worker process and resolves once its first claim is in flight (it prints `ready`). */
+export async function startWorker(url: string, concurrency: number): Promise<WorkerProcess> {
+  const proc = spawn(process.execPath, [REMOTE_WORKER, '--url', url, '--concurrency', String(concurrency)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  let stopping = false;
+  let crash: string | undefined;
+  const exited = new Promise<void>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      if (!stopping) crash = `the worker exited unexpectedly (${signal ?? `code ${code}`}): ${stderr.trim()}`;
+      resolve();
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`the worker did not claim within 30 s: ${stderr.trim()}`));
+    }, 30_000);
+    const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      if (line !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the worker exited before its first claim: ${stderr.trim()}`));
+    });
+  });
+  const pid = proc.pid as number;
+  return {
+    pid,
+    cpuSeconds: () => cpuSeconds(pid),
+    crashed: () => crash,
+    async stop(graceMs = 5000) {
+      stopping = true;
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await Promise.race([exited, wait(graceMs).then(() => proc.kill('SIGKILL'))]);
+      await exited;
+    },
+  };
+}
