@@ -254,7 +254,8 @@ bench/servers/remote-skills.ts (\`defineRemoteSkill\` \`${REMOTE_SKILL}\`, the j
 and one worker process (bench/servers/remote-worker.ts: \`runWorker\` from taskhandle/worker, concurrency
 ${REMOTE_CONCURRENCY}, its handler returns \`{ message: 'done' }\` at once) claims each job by long poll, heartbeats it
 and completes it over /v1/workers; it is started, and has its first claim in flight, before the jobs are
-created. Its "server CPU" is the server's and the worker process's together. Created and collected over A2A
+created. Its "server CPU" is the server's and the worker process's together ("of it, the worker": the
+worker process's share), and so is its "CPU ms per job". Created and collected over A2A
 as the rows above; "x in-process" is its rate over that of the same store with the job run in the server
 (which runs \`export\` of one row: a one-row CSV artifact is written too, the remote job writes none).
 `
@@ -266,6 +267,7 @@ as the rows above; "x in-process" is its rate over that of the same store with t
 function workersMethod(r: Results): string {
   const o = runOf(r, 'workers')?.options ?? r.options;
   if (o.idleClaims === undefined) return '';
+  const settle = o.smoke ? '0.3 s' : '1 s';
   return `
 ${o.idleClaims} workers long-polling a server with no task for them (docs/workers.md, "Claim (long poll)"):
 each \`POST /v1/workers/claims\` \`{"skills":["${REMOTE_SKILL}"],"max":1,"waitMs":${o.idleWaitMs}}\` on its own keep-alive
@@ -273,13 +275,14 @@ connection (node:http from the bench process), claiming again once answered. tas
 the bench's remote skill loaded (SKILLS), no task created; (a) bench/servers/floor.ts holds the same
 requests, a timer each, answering \`{"jobs":[]}\` when \`waitMs\` runs out: what node:http itself holds per
 waiting request and connection. Per server and round: ${o.idleClaims} claims of waitMs ${WARM_WAIT_MS} ms run first and
-their connections are closed (what serving claims warms is in the baseline, the connections are not); 1 s
-of rest; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, 1 s for each to reach the
+their connections are closed (what serving claims warms is in the baseline, the connections are not); ${settle}
+of rest; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
 server and look once, then ${o.durationS} s of waiting (server CPU over it, RSS at its end). KB per waiting claim is the
 RSS growth over ${o.idleClaims}: one idle worker's connection and claim; "answered early" counts claims answered during
 the wait (none should be: each waits ${o.idleWaitMs / 1000} s). Then, on taskhandle, ${o.idleCreates} creates one at a time (\`POST /v1/jobs\`
 of the remote skill, 50 ms apart): from the create's start to the answer of the waiting claim that got the
-task (each is then completed with its lease token); p50 and p99 over every round's creates.
+task (each is then completed with its lease token); p50 and p99 over every round's creates, and the p50 of
+the create's own answer (202) beside it.
 `;
 }
 

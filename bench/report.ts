@@ -271,6 +271,7 @@ export function e2eTable(r: Results): string {
       ms(m((e) => e.p50Ms)),
       ms(m((e) => e.p99Ms)),
       cpu(m((e) => e.serverCpu)),
+      isRemoteE2e(k) ? cpu(m((e) => e.workerCpu ?? Number.NaN)) : '-',
       ms(m((e) => (e.serverCpu / e.perS) * 1000)),
       E2E_DURABILITY[k],
     ]);
@@ -285,6 +286,7 @@ export function e2eTable(r: Results): string {
       'create → completed p50 ms',
       'p99 ms',
       'server CPU',
+      'of it, the worker',
       'CPU ms per job',
       'what an acknowledged job survives',
     ],
@@ -312,8 +314,10 @@ export function workersTable(r: Results): string {
       w.createToClaim.n
         ? `${ms(w.createToClaim.p50Ms)} / ${ms(w.createToClaim.p99Ms)} (n ${w.createToClaim.n})`
         : '-',
+      w.createToClaim.n ? ms(w.createToClaim.createdP50Ms) : '-',
     ]);
   }
+  if (rows.length === 0) return 'Not measured in this run.';
   return table(
     [
       'server',
@@ -326,6 +330,7 @@ export function workersTable(r: Results): string {
       'CPU quiet (cores)',
       'CPU while they wait (cores)',
       'create → claimed p50 / p99 ms',
+      'create answered p50 ms',
     ],
     rows,
   );

@@ -304,7 +304,7 @@ export interface WorkersSummary {
   waitingCpu: number;
   clientCpuMax: number;
   /** Over every round's creates pooled (NaN where none was timed: the floor). */
-  createToClaim: { n: number; p50Ms: number; p99Ms: number; maxMs: number };
+  createToClaim: { n: number; p50Ms: number; p99Ms: number; maxMs: number; createdP50Ms: number };
   errors: string[];
 }
 
@@ -313,6 +313,7 @@ export function summariseWorkers(rounds: readonly WorkersResult[] | undefined): 
   if (!rounds?.length) return undefined;
   const m = (f: (r: WorkersResult) => number) => median(rounds.map(f));
   const samples = rounds.flatMap((r) => r.createToClaim?.samplesMs ?? []);
+  const created = rounds.flatMap((r) => r.createToClaim?.createdSamplesMs ?? []);
   return {
     rounds: rounds.length,
     claims: Math.max(...rounds.map((r) => r.claims)),
@@ -329,6 +330,7 @@ export function summariseWorkers(rounds: readonly WorkersResult[] | undefined): 
       p50Ms: percentile(samples, 50),
       p99Ms: percentile(samples, 99),
       maxMs: samples.length ? Math.max(...samples) : Number.NaN,
+      createdP50Ms: percentile(created, 50),
     },
     errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
   };

@@ -47,6 +47,7 @@ import { copyDb } from './seed/files.js';
 import { isPostgres, POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { usePostgres } from './servers/postgres-cluster.js';
 import { checkEverythingRan } from './smoke-check.js';
+import { percentile } from './stats.js';
 import { freshDbPath } from './temp.js';
 
 /** Fan-out runs on the node:http floor (it holds streams, keeps no tasks) and the SQLite servers. */
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('e2e'))
       for (const k of rotate(
-        E2E_KINDS.filter((x) => withPostgres || !E2E_POSTGRES.includes(x)),
+        E2E_KINDS.filter((x) => o.e2eKinds.has(x) && (withPostgres || !E2E_POSTGRES.includes(x))),
         round,
       )) {
         const e = await attempt(r, 'e2e', `${tag} e2e ${k}`, () =>
@@ -194,6 +195,12 @@ async function main(): Promise<void> {
         log(
           `${tag} e2e ${E2E_LABELS[k]}: ${e.completed}/${e.jobs} completed, ${Math.round(e.perS)}/s, ` +
             `create → completed p50 ${ms(e.p50Ms)} ms p99 ${ms(e.p99Ms)} ms, server CPU ${e.serverCpu.toFixed(2)}` +
+            (e.workerCpu === undefined ? '' : ` (the worker ${e.workerCpu.toFixed(2)} of it)`) +
+            (e.worker
+              ? `; the worker: ${e.worker.claims} claims, ${e.worker.jobsPerClaim.toFixed(1)} jobs a claim, ` +
+                `claim p50 ${ms(e.worker.claimP50Ms)} ms p99 ${ms(e.worker.claimP99Ms)} ms, ` +
+                `complete p50 ${ms(e.worker.completeP50Ms)} ms p99 ${ms(e.worker.completeP99Ms)} ms`
+              : '') +
             (e.error ? ` (${e.error})` : ''),
         );
       }
@@ -204,6 +211,7 @@ async function main(): Promise<void> {
             claims: o.idleClaims,
             waitMs: o.idleWaitMs,
             durationS: o.durationS,
+            settleMs: o.smoke ? 300 : 1000,
             creates: o.idleCreates,
             quietWaitS: o.quietWaitS,
           }),
@@ -215,7 +223,10 @@ async function main(): Promise<void> {
           `${tag} idle workers ${SERVER_LABELS[k]}: ${w.waiting}/${w.claims} claims waiting, ${w.answeredEarly} answered early, ` +
             `RSS ${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)} MB (${(w.bytesPerClaim / 1024).toFixed(1)} KB per claim), ` +
             `server CPU ${w.quietCpu.toFixed(3)} quiet, ${w.waitingCpu.toFixed(3)} waiting` +
-            (c ? `; create → claimed p50 ${ms(c.p50Ms)} ms p99 ${ms(c.p99Ms)} ms (n ${c.n})` : '') +
+            (c
+              ? `; create → claimed p50 ${ms(c.p50Ms)} ms p99 ${ms(c.p99Ms)} ms (n ${c.n}), ` +
+                `the create answered p50 ${ms(percentile(c.createdSamplesMs, 50))} ms`
+              : '') +
             (w.error ? ` (${w.error})` : ''),
         );
       }

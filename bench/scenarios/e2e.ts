@@ -6,12 +6,18 @@ import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import PgBoss from 'pg-boss';
 import { dropSchema, freshSchema } from '../postgres.js';
-import { cpuSeconds, waitForQuiet } from '../proc-stats.js';
+import { cpuSeconds, machineBusySeconds, waitForQuiet } from '../proc-stats.js';
 import { call, getBody, RPC_HEADERS, sendBody, subscribeBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch, type RunningServer } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
-import { REMOTE_JOB, REMOTE_SKILLS_MODULE, startWorker, type WorkerProcess } from '../servers/remote.js';
+import {
+  REMOTE_JOB,
+  REMOTE_SKILLS_MODULE,
+  startWorker,
+  type WorkerProcess,
+  type WorkerStats,
+} from '../servers/remote.js';
 import { percentile } from '../stats.js';
 import { INSTANT_EXPORT } from './push.js';
 
@@ -81,6 +87,9 @@ export interface E2eOptions {
   inFlight: number;
   timeoutS: number;
   quietWaitS: number;
+  /** Extra `node` flags for the A2A server's processes and the remote kinds' worker (--cpu-prof, by hand). */
+  serverNodeArgs?: string[];
+  workerNodeArgs?: string[];
 }
 
 export interface E2eResult {
@@ -96,6 +105,25 @@ export interface E2eResult {
    * server and its worker process together. PostgreSQL's not counted.
    */
   serverCpu: number;
+  /** The remote kinds: the worker process's share of `serverCpu`, in cores. */
+  workerCpu?: number;
+  /** This process (the creates and the collecting streams; pg-boss's send and reads), in cores. */
+  clientCpu?: number;
+  /** Every other process on the machine over the run, in cores (PostgreSQL's included). */
+  otherCpu?: number;
+  /**
+   * The remote kinds, as the worker process timed them: claims answered, jobs completed per claim,
+   * and how long a claim and a complete took (from the call to the answer; a claim's time includes
+   * its wait on the server when no task was queued).
+   */
+  worker?: {
+    claims: number;
+    jobsPerClaim: number;
+    claimP50Ms: number;
+    claimP99Ms: number;
+    completeP50Ms: number;
+    completeP99Ms: number;
+  };
   error?: string;
 }
 
@@ -104,6 +132,10 @@ interface Jobs {
   create(): Promise<string>;
   done(id: string): Promise<boolean>;
   cpuSeconds(): number;
+  /** The remote kinds: the worker process's CPU seconds (counted in cpuSeconds too). */
+  workerCpuSeconds?(): number;
+  /** The remote kinds, once stopped: what the worker process timed. */
+  workerStats?(): WorkerStats | undefined;
   stop(): Promise<void>;
 }
 
@@ -115,7 +147,8 @@ interface Jobs {
  * over A2A, with a job of the remote skill, which a worker process claims and completes.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
-  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind);
+  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind, o);
+  let result: E2eResult;
   try {
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => jobs.cpuSeconds(), 0.3);
     const latencies: number[] = [];
@@ -141,40 +174,64 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
       }
     };
     const cpu0 = jobs.cpuSeconds();
+    const worker0 = jobs.workerCpuSeconds?.();
+    const client0 = cpuSeconds(process.pid);
+    const machine0 = machineBusySeconds();
     const start = performance.now();
     await Promise.all(Array.from({ length: Math.min(o.inFlight, o.jobs) }, worker));
     const wallS = (performance.now() - start) / 1000;
+    const serverS = jobs.cpuSeconds() - cpu0;
+    const clientS = cpuSeconds(process.pid) - client0;
     const errors = [
       ...(failed ? [`${failed} of ${o.jobs} jobs failed (${firstError})`] : []),
       ...(latencies.length + failed < o.jobs
         ? [`only ${latencies.length} of ${o.jobs} jobs ran before the timeout`]
         : []),
     ];
-    return {
+    result = {
       jobs: o.jobs,
       completed: latencies.length,
       perS: latencies.length / wallS,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
-      serverCpu: (jobs.cpuSeconds() - cpu0) / wallS,
+      serverCpu: serverS / wallS,
+      clientCpu: clientS / wallS,
+      otherCpu: Math.max(0, machineBusySeconds() - machine0 - serverS - clientS) / wallS,
+      ...(jobs.workerCpuSeconds && worker0 !== undefined
+        ? { workerCpu: (jobs.workerCpuSeconds() - worker0) / wallS }
+        : {}),
       ...(errors.length ? { error: errors.join('; ') } : {}),
     };
   } finally {
     await jobs.stop();
   }
+  const stats = jobs.workerStats?.();
+  if (stats?.claims.length) {
+    result.worker = {
+      claims: stats.claims.length,
+      jobsPerClaim: stats.completes.length / stats.claims.length,
+      claimP50Ms: percentile(stats.claims, 50),
+      claimP99Ms: percentile(stats.claims, 99),
+      completeP50Ms: percentile(stats.completes, 50),
+      completeP99Ms: percentile(stats.completes, 99),
+    };
+  }
+  return result;
 }
 
-async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>): Promise<Jobs> {
-  if (!isRemoteE2e(kind)) return a2aOn(await launch(kind), INSTANT_EXPORT);
-  const server = await launch(E2E_REMOTE[kind], { env: { SKILLS: REMOTE_SKILLS_MODULE } });
+async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>, o: E2eOptions): Promise<Jobs> {
+  const nodeArgs = o.serverNodeArgs ?? [];
+  if (!isRemoteE2e(kind)) return a2aOn(await launch(kind, { nodeArgs }), INSTANT_EXPORT);
+  const server = await launch(E2E_REMOTE[kind], { nodeArgs, env: { SKILLS: REMOTE_SKILLS_MODULE } });
   let worker: WorkerProcess;
   try {
-    worker = await startWorker(server.url, REMOTE_CONCURRENCY);
+    worker = await startWorker(server.url, REMOTE_CONCURRENCY, o.workerNodeArgs);
   } catch (err) {
     await server.stop();
     throw err;
   }
   const jobs = a2aOn(server, REMOTE_JOB);
+  let stats: WorkerStats | undefined;
   return {
     ...jobs,
     async done(id) {
@@ -183,8 +240,10 @@ async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>): Promise<Jobs> {
       return jobs.done(id);
     },
     cpuSeconds: () => server.cpuSeconds() + worker.cpuSeconds(),
+    workerCpuSeconds: () => worker.cpuSeconds(),
+    workerStats: () => stats,
     async stop() {
-      await worker.stop();
+      stats = await worker.stop();
       await server.stop();
     },
   };

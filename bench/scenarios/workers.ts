@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { cpuSeconds as processCpuSeconds, waitForQuiet } from '../proc-stats.js';
 import type { ServerKind } from '../servers/kinds.js';
@@ -25,6 +26,8 @@ export interface WorkersOptions {
   waitMs: number;
   /** The quiet window and the waiting window, each this long. */
   durationS: number;
+  /** Rest after the warm-up, and time for the claims to reach the server before the wait is measured. */
+  settleMs: number;
   /** Tasks created one at a time while the claims wait, each timed until a claim receives it. */
   creates: number;
   quietWaitS: number;
@@ -48,8 +51,18 @@ export interface WorkersResult {
   waitingCpu: number;
   /** The bench process (the claims' client) over the waiting window, in cores. */
   clientCpu: number;
-  /** taskhandle: from a create's start (POST /v1/jobs) to a waiting claim's answer holding that task. */
-  createToClaim?: { n: number; p50Ms: number; p99Ms: number; maxMs: number; samplesMs: number[] };
+  /**
+   * taskhandle: from a create's start (POST /v1/jobs) to a waiting claim's answer holding that task,
+   * and (`createdSamplesMs`) to the create's own answer, for each create.
+   */
+  createToClaim?: {
+    n: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    samplesMs: number[];
+    createdSamplesMs: number[];
+  };
   error?: string;
 }
 
@@ -72,24 +85,27 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
     const warm = new ClaimPool(server.url, o.claims, WARM_WAIT_MS, true);
     await warm.done();
     if (warm.firstError) throw new Error(`the warm-up's claims: ${warm.firstError}`);
-    await sleep(1000);
+    await sleep(o.settleMs);
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), 0.3);
     const quiet = await measureWindow(server, o.durationS);
 
     pool = new ClaimPool(server.url, o.claims, o.waitMs, false);
     await pool.allSent();
-    await sleep(1000); // every claim has reached the server, looked once and is waiting
+    await sleep(o.settleMs); // every claim has reached the server, looked once and is waiting
     const answered0 = pool.answered;
     const waiting = await measureWindow(server, o.durationS);
     const answeredEarly = pool.answered - answered0;
     const stillWaiting = pool.open;
 
     const latencies: number[] = [];
+    const createdIn: number[] = [];
     let error = pool.firstError;
     if (kind === 'taskhandle') {
       for (let i = 0; i < o.creates; i++) {
         try {
-          latencies.push(await createToClaim(server.url, pool));
+          const t = await createToClaim(server.url, pool);
+          latencies.push(t.claimedMs);
+          createdIn.push(t.createdMs);
         } catch (err) {
           error ??= `create ${i + 1} of ${o.creates}: ${(err as Error).message.split('\n')[0]}`;
           break;
@@ -117,7 +133,8 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
               p50Ms: percentile(latencies, 50),
               p99Ms: percentile(latencies, 99),
               maxMs: Math.max(...latencies),
-              samplesMs: latencies.map((l) => Math.round(l * 100) / 100),
+              samplesMs: latencies.map(round2),
+              createdSamplesMs: createdIn.map(round2),
             },
           }
         : {}),
@@ -144,11 +161,20 @@ async function measureWindow(server: RunningServer, durationS: number) {
   };
 }
 
-/** One create (POST /v1/jobs of the remote skill), timed until a waiting claim gets it; then completed. */
-async function createToClaim(url: string, pool: ClaimPool): Promise<number> {
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * One create (POST /v1/jobs of the remote skill), timed until a waiting claim gets it (and until its
+ * own answer); then completed.
+ */
+async function createToClaim(
+  url: string,
+  pool: ClaimPool,
+): Promise<{ claimedMs: number; createdMs: number }> {
   const t0 = performance.now();
   const claimed = pool.nextJob();
   const created = await post(pool.agent, url, '/v1/jobs', { skill: REMOTE_SKILL, input: {} });
+  const createdMs = performance.now() - t0;
   if (created.status !== 202) throw new Error(`POST /v1/jobs answered ${created.status}`);
   const job = await Promise.race([
     claimed,
@@ -166,7 +192,7 @@ async function createToClaim(url: string, pool: ClaimPool): Promise<number> {
     { 'Lease-Token': job.token },
   );
   if (done.status !== 200) throw new Error(`complete answered ${done.status}`);
-  return ms;
+  return { claimedMs: ms, createdMs };
 }
 
 /**
@@ -186,6 +212,8 @@ class ClaimPool {
 
   constructor(url: string, claims: number, waitMs: number, once: boolean) {
     this.#claims = claims;
+    // one signal stops every claim: a listener each, not a leak
+    setMaxListeners(claims + 10, this.#stopping.signal);
     this.agent = new Agent({ keepAlive: true, maxSockets: claims + 8 });
     this.#loops = Array.from({ length: claims }, async (_, i) => {
       const claim = { skills: [REMOTE_SKILL], max: 1, waitMs, worker: `idle-${i + 1}` };

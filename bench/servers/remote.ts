@@ -26,23 +26,37 @@ export interface WorkerProcess {
   cpuSeconds(): number;
   /** Why it ended, if it ended without being stopped. */
   crashed(): string | undefined;
-  /** SIGTERM (the worker stops claiming and exits), then SIGKILL after `graceMs`. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * SIGTERM (the worker stops claiming and exits), then SIGKILL after `graceMs`; answers how long its
+   * claims and completes took (ms each, from the call to the answer), when it said so before exiting.
+   */
+  stop(graceMs?: number): Promise<WorkerStats | undefined>;
+}
+
+/** What the worker process timed: each answered claim and each complete, in ms. */
+export interface WorkerStats {
+  claims: number[];
+  completes: number[];
 }
 
 /** Starts a worker process and resolves once its first claim is in flight (it prints `ready`). */
-export async function startWorker(url: string, concurrency: number): Promise<WorkerProcess> {
-  const proc = spawn(process.execPath, [REMOTE_WORKER, '--url', url, '--concurrency', String(concurrency)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startWorker(
+  url: string,
+  concurrency: number,
+  nodeArgs: string[] = [],
+): Promise<WorkerProcess> {
+  const argv = [...nodeArgs, REMOTE_WORKER, '--url', url, '--concurrency', String(concurrency)];
+  const proc = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
   let stopping = false;
+  let stats: WorkerStats | undefined;
   let crash: string | undefined;
   const exited = new Promise<void>((resolve) =>
-    proc.once('exit', (code, signal) => {
+    // 'close': once its output is read too (the stats line comes just before it exits)
+    proc.once('close', (code, signal) => {
       if (!stopping) crash = `the worker exited unexpectedly (${signal ?? `code ${code}`}): ${stderr.trim()}`;
       resolve();
     }),
@@ -54,6 +68,7 @@ export async function startWorker(url: string, concurrency: number): Promise<Wor
     }, 30_000);
     const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
+      if (line.startsWith('stats ')) stats = JSON.parse(line.slice('stats '.length)) as WorkerStats;
       if (line !== 'ready') return;
       clearTimeout(timer);
       resolve();
@@ -70,10 +85,12 @@ export async function startWorker(url: string, concurrency: number): Promise<Wor
     crashed: () => crash,
     async stop(graceMs = 5000) {
       stopping = true;
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGTERM');
-      await Promise.race([exited, wait(graceMs).then(() => proc.kill('SIGKILL'))]);
-      await exited;
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        await Promise.race([exited, wait(graceMs).then(() => proc.kill('SIGKILL'))]);
+        await exited;
+      }
+      return stats;
     },
   };
 }
