@@ -245,15 +245,16 @@ stream: \`send()\`, then \`getJobById()\` every ${COLLECT_INTERVAL_MS} ms, from 
 ${PGBOSS_WORKERS} \`work()\` loops that fetch up to ${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s)
 and complete them at once; pg-boss's \`send\` CPU is this process's, not in its "server CPU". Every
 PostgreSQL row uses a fresh schema of the same database. The time is from the create's start to the
-moment the completion was seen. "CPU ms per job" is server CPU / completed/s: core-milliseconds per job.
+moment the completion was seen. "CPU ms per job" is server CPU / completed/s: core-milliseconds per job.${e2eLoad(r)}
 ${
   r.e2e['taskhandle-remote']?.length
     ? `
 The remote-worker rows (docs/workers.md) are the same server with the job's skill remote: SKILLS loads
 bench/servers/remote-skills.ts (\`defineRemoteSkill\` \`${REMOTE_SKILL}\`, the job \`{"skill":"${REMOTE_SKILL}","input":{}}\`),
 and one worker process (bench/servers/remote-worker.ts: \`runWorker\` from taskhandle/worker, concurrency
-${REMOTE_CONCURRENCY}, its handler returns \`{ message: 'done' }\` at once) claims each job by long poll, heartbeats it
-and completes it over /v1/workers; it is started, and has its first claim in flight, before the jobs are
+${REMOTE_CONCURRENCY}, its handler returns \`{ message: 'done' }\` at once) claims the jobs by long poll (each claim asks for
+as many as it has free slots) and completes each over /v1/workers (no heartbeat: a job ends long before the
+first is due); it is started, and has its first claim in flight, before the jobs are
 created. Its "server CPU" is the server's and the worker process's together ("of it, the worker": the
 worker process's share), and so is its "CPU ms per job". Created and collected over A2A
 as the rows above; "x in-process" is its rate over that of the same store with the job run in the server
@@ -261,6 +262,17 @@ as the rows above; "x in-process" is its rate over that of the same store with t
 `
     : ''
 }`;
+}
+
+/** What else took the cores during the end-to-end runs (results saved before it was measured have none). */
+function e2eLoad(r: Results): string {
+  const all = Object.values(r.e2e).flat();
+  const other = all.flatMap((e) => (e.otherCpu === undefined ? [] : [e.otherCpu]));
+  const client = all.flatMap((e) => (e.clientCpu === undefined ? [] : [e.clientCpu]));
+  if (!other.length) return '';
+  return `
+This process (the creates and the collecting streams) used up to ${Math.max(...client).toFixed(2)} cores during a run,
+other processes on the machine (PostgreSQL's included) up to ${Math.max(...other).toFixed(2)}${Math.max(...other) > 0.25 ? ' (**the machine was not quiet: compare ratios within the run**)' : ''}.`;
 }
 
 /** How the idle-workers rows were measured. */
