@@ -28,7 +28,7 @@ import { COLLECT_INTERVAL_MS, PGBOSS_BATCH, PGBOSS_WORKERS, REMOTE_CONCURRENCY }
 import { PUSH_GRACE_MS } from './scenarios/push.js';
 import { WARM_WAIT_MS } from './scenarios/workers.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
-import { REMOTE_SKILL } from './servers/remote.js';
+import { LOCAL_SKILL, REMOTE_SKILL } from './servers/remote.js';
 
 /** docs/BENCHMARKS.md: the runs, the machine, the exact commands, the tables, the targets, the profiles. */
 export function renderDocument(r: Results): string {
@@ -254,11 +254,13 @@ bench/servers/remote-skills.ts (\`defineRemoteSkill\` \`${REMOTE_SKILL}\`, the j
 and one worker process (bench/servers/remote-worker.ts: \`runWorker\` from taskhandle/worker, concurrency
 ${REMOTE_CONCURRENCY}, its handler returns \`{ message: 'done' }\` at once) claims the jobs by long poll (each claim asks for
 as many as it has free slots) and completes each over /v1/workers (no heartbeat: a job ends long before the
-first is due); it is started, and has its first claim in flight, before the jobs are
-created. Its "server CPU" is the server's and the worker process's together ("of it, the worker": the
-worker process's share), and so is its "CPU ms per job". Created and collected over A2A
-as the rows above; "x in-process" is its rate over that of the same store with the job run in the server
-(which runs \`export\` of one row: a one-row CSV artifact is written too, the remote job writes none).
+first is due); it is started, and has its first claim in flight, before the jobs are created. Its "server
+CPU" is the server's and the worker process's together ("of it, the worker": the worker process's share),
+and so is its "CPU ms per job". Each is measured beside its twin, "no-op job in process": the same server
+and module, with the job \`{"skill":"${LOCAL_SKILL}","input":{}}\` of the module's in-process skill, which
+returns \`{ message: 'done' }\` at once from the server's runner (RUNNER_CONCURRENCY=16 slots); "x same job in
+process" is the remote row's rate over its twin's. The \`export\` rows do more per job (a one-row CSV
+artifact is written before the task completes).
 `
     : ''
 }`;
@@ -288,9 +290,11 @@ the bench's remote skill loaded (SKILLS), no task created; (a) bench/servers/flo
 requests, a timer each, answering \`{"jobs":[]}\` when \`waitMs\` runs out: what node:http itself holds per
 waiting request and connection. Per server and round: ${o.idleClaims} claims of waitMs ${WARM_WAIT_MS} ms run first and
 their connections are closed (what serving claims warms is in the baseline, the connections are not); ${settle}
-of rest; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
+of rest${o.smoke ? '' : ', and up to 15 s more until the RSS has moved by less than 256 KiB over 2 s'}; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
 server and look once, then ${o.durationS} s of waiting (server CPU over it, RSS at its end). KB per waiting claim is the
-RSS growth over ${o.idleClaims}: one idle worker's connection and claim; "answered early" counts claims answered during
+RSS growth over ${o.idleClaims}: one idle worker's connection and claim, with whatever garbage the heap holds at
+that moment (the median over rounds is shown; a round in which the heap shrank meanwhile can show less,
+even a negative growth); "answered early" counts claims answered during
 the wait (none should be: each waits ${o.idleWaitMs / 1000} s). Then, on taskhandle, ${o.idleCreates} creates one at a time (\`POST /v1/jobs\`
 of the remote skill, 50 ms apart): from the create's start to the answer of the waiting claim that got the
 task (each is then completed with its lease token); p50 and p99 over every round's creates, and the p50 of

@@ -249,7 +249,7 @@ export function pushTable(r: Results): string {
 /**
  * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's rate in the same
  * run (the target: taskhandle on PostgreSQL at 0.5x or more), and, for the remote-worker rows, to
- * the same store with the job run in process (the target: within 1.5x).
+ * the same store running the same no-op job in process (the target: within 1.5x).
  */
 export function e2eTable(r: Results): string {
   const perS = (list: readonly E2eResult[] | undefined) =>
@@ -281,7 +281,7 @@ export function e2eTable(r: Results): string {
       'server',
       'jobs completed',
       'completed/s',
-      'x in-process',
+      'x same job in process',
       'x pg-boss',
       'create → completed p50 ms',
       'p99 ms',
@@ -308,6 +308,7 @@ export function workersTable(r: Results): string {
       w.quietRssMb.toFixed(1),
       w.waitingRssMb.toFixed(1),
       (w.bytesPerClaim / 1024).toFixed(1),
+      (r.workers[k] ?? []).map((x) => (x.bytesPerClaim / 1024).toFixed(1)).join(' / '),
       k === 'floor' ? '1.00×' : x(w.bytesPerClaim, floor?.bytesPerClaim),
       cpu3(w.quietCpu),
       cpu3(w.waitingCpu),
@@ -326,6 +327,7 @@ export function workersTable(r: Results): string {
       'RSS quiet MB',
       'RSS with the claims MB',
       'KB per waiting claim',
+      'per round',
       '× (a) floor',
       'CPU quiet (cores)',
       'CPU while they wait (cores)',

@@ -212,6 +212,7 @@ async function main(): Promise<void> {
             waitMs: o.idleWaitMs,
             durationS: o.durationS,
             settleMs: o.smoke ? 300 : 1000,
+            rssSettleS: o.smoke ? 0 : 15,
             creates: o.idleCreates,
             quietWaitS: o.quietWaitS,
           }),

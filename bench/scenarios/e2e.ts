@@ -12,8 +12,9 @@ import type { ServerKind } from '../servers/kinds.js';
 import { launch, type RunningServer } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
 import {
+  BENCH_SKILLS_MODULE,
+  LOCAL_JOB,
   REMOTE_JOB,
-  REMOTE_SKILLS_MODULE,
   startWorker,
   type WorkerProcess,
   type WorkerStats,
@@ -28,34 +29,52 @@ export const E2E_SERVERS = [
   'taskhandle-pg',
 ] as const satisfies readonly ServerKind[];
 /**
- * taskhandle with the job's skill remote (docs/workers.md): the same server with the bench's remote
- * skill loaded (SKILLS), and one worker process (runWorker, 32 jobs at once) that completes each
- * job at once; each is measured beside the in-process kind it names.
+ * taskhandle with the job's skill remote (docs/workers.md): the same server with the bench's skills
+ * module loaded (SKILLS), and one worker process (runWorker, 32 jobs at once) that completes each job
+ * at once. Each is measured beside its twin: the same server running the same job in process (the
+ * module's in-process skill, which also completes at once with the same message), so that the two
+ * differ only in where the job runs. The `export` rows write a one-row CSV artifact as well.
  */
 export const E2E_REMOTE = {
-  'taskhandle-remote': 'taskhandle',
-  'taskhandle-pg-remote': 'taskhandle-pg',
-} as const satisfies Record<string, (typeof E2E_SERVERS)[number]>;
+  'taskhandle-remote': 'taskhandle-local',
+  'taskhandle-pg-remote': 'taskhandle-pg-local',
+} as const;
 export type E2eRemoteKind = keyof typeof E2E_REMOTE;
+/** The in-process twins of the remote kinds, on their server kind. */
+const E2E_LOCAL = {
+  'taskhandle-local': 'taskhandle',
+  'taskhandle-pg-local': 'taskhandle-pg',
+} as const satisfies Record<(typeof E2E_REMOTE)[E2eRemoteKind], (typeof E2E_SERVERS)[number]>;
+type E2eLocalKind = keyof typeof E2E_LOCAL;
 export const E2E_KINDS = [
   'sdk-memory',
   'taskhandle',
+  'taskhandle-local',
   'taskhandle-remote',
   'taskhandle-pg',
+  'taskhandle-pg-local',
   'taskhandle-pg-remote',
   'pg-boss',
 ] as const;
 export type E2eKind = (typeof E2E_KINDS)[number];
 /** The kinds that need PostgreSQL (skipped where none answers). */
-export const E2E_POSTGRES: readonly E2eKind[] = ['taskhandle-pg', 'taskhandle-pg-remote', 'pg-boss'];
+export const E2E_POSTGRES: readonly E2eKind[] = [
+  'taskhandle-pg',
+  'taskhandle-pg-local',
+  'taskhandle-pg-remote',
+  'pg-boss',
+];
 export const isRemoteE2e = (k: E2eKind): k is E2eRemoteKind => Object.hasOwn(E2E_REMOTE, k);
+const isLocalE2e = (k: E2eKind): k is E2eLocalKind => Object.hasOwn(E2E_LOCAL, k);
 
 export const E2E_LABELS: Record<E2eKind, string> = {
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   taskhandle: '(c) taskhandle, SQLite',
-  'taskhandle-remote': '(c) taskhandle, SQLite, remote worker',
+  'taskhandle-local': '(c) taskhandle, SQLite, no-op job in process',
+  'taskhandle-remote': '(c) taskhandle, SQLite, no-op job on a remote worker',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
-  'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, remote worker',
+  'taskhandle-pg-local': '(c) taskhandle, PostgreSQL, 1 instance, no-op job in process',
+  'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, no-op job on a remote worker',
   'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
 };
 
@@ -63,10 +82,12 @@ export const E2E_LABELS: Record<E2eKind, string> = {
 export const E2E_DURABILITY: Record<E2eKind, string> = {
   'sdk-memory': 'none: tasks live in the process memory, lost with it',
   taskhandle: 'each create and transition fsynced (SQLite WAL, synchronous=FULL) before it is answered',
+  'taskhandle-local': 'as (c) SQLite',
   'taskhandle-remote':
     "as (c) SQLite: the claim (the lease) and the worker's complete are fsynced before they are answered",
   'taskhandle-pg':
     'each create and transition committed in PostgreSQL (synchronous_commit on) before it is answered',
+  'taskhandle-pg-local': 'as (c) PostgreSQL',
   'taskhandle-pg-remote':
     "as (c) PostgreSQL: the claim (the lease) and the worker's complete are committed before they are answered",
   'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
@@ -87,9 +108,8 @@ export interface E2eOptions {
   inFlight: number;
   timeoutS: number;
   quietWaitS: number;
-  /** Extra `node` flags for the A2A server's processes and the remote kinds' worker (--cpu-prof, by hand). */
-  serverNodeArgs?: string[];
-  workerNodeArgs?: string[];
+  /** By hand (profiles, A/B pairs): what to change from the kind as the bench runs it. */
+  variant?: E2eVariant;
 }
 
 export interface E2eResult {
@@ -125,6 +145,19 @@ export interface E2eResult {
     completeP99Ms: number;
   };
   error?: string;
+}
+
+/** Changes to an A2A kind for measurements made by hand; the bench's own runs use none. */
+export interface E2eVariant {
+  /** Extra `node` flags for the server's processes and the remote kinds' worker (e.g. --cpu-prof). */
+  serverNodeArgs?: string[];
+  workerNodeArgs?: string[];
+  /** Extra settings of the server (e.g. RUNNER_CONCURRENCY, SKILLS). */
+  serverEnv?: Record<string, string>;
+  /** The remote kinds' worker: jobs at once (default REMOTE_CONCURRENCY). */
+  workerConcurrency?: number;
+  /** The SendMessage's data part (the job's skill and input) instead of the kind's own. */
+  job?: object;
 }
 
 /** One way of creating a job and reading whether it is done. */
@@ -220,17 +253,21 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
 }
 
 async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>, o: E2eOptions): Promise<Jobs> {
-  const nodeArgs = o.serverNodeArgs ?? [];
-  if (!isRemoteE2e(kind)) return a2aOn(await launch(kind, { nodeArgs }), INSTANT_EXPORT);
-  const server = await launch(E2E_REMOTE[kind], { nodeArgs, env: { SKILLS: REMOTE_SKILLS_MODULE } });
+  const v = o.variant ?? {};
+  const nodeArgs = v.serverNodeArgs ?? [];
+  if (!isRemoteE2e(kind) && !isLocalE2e(kind))
+    return a2aOn(await launch(kind, { nodeArgs, env: v.serverEnv ?? {} }), v.job ?? INSTANT_EXPORT);
+  const env = { SKILLS: BENCH_SKILLS_MODULE, ...v.serverEnv };
+  if (isLocalE2e(kind)) return a2aOn(await launch(E2E_LOCAL[kind], { nodeArgs, env }), v.job ?? LOCAL_JOB);
+  const server = await launch(E2E_LOCAL[E2E_REMOTE[kind]], { nodeArgs, env });
   let worker: WorkerProcess;
   try {
-    worker = await startWorker(server.url, REMOTE_CONCURRENCY, o.workerNodeArgs);
+    worker = await startWorker(server.url, v.workerConcurrency ?? REMOTE_CONCURRENCY, v.workerNodeArgs);
   } catch (err) {
     await server.stop();
     throw err;
   }
-  const jobs = a2aOn(server, REMOTE_JOB);
+  const jobs = a2aOn(server, v.job ?? REMOTE_JOB);
   let stats: WorkerStats | undefined;
   return {
     ...jobs,

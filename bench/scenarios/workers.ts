@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { cpuSeconds as processCpuSeconds, waitForQuiet } from '../proc-stats.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch, type RunningServer } from '../servers/launch.js';
-import { REMOTE_SKILL, REMOTE_SKILLS_MODULE } from '../servers/remote.js';
+import { BENCH_SKILLS_MODULE, REMOTE_SKILL } from '../servers/remote.js';
 import { percentile, sleep } from '../stats.js';
 
 /**
@@ -28,6 +28,8 @@ export interface WorkersOptions {
   durationS: number;
   /** Rest after the warm-up, and time for the claims to reach the server before the wait is measured. */
   settleMs: number;
+  /** After the warm-up, wait up to this long for the server's RSS to stop moving (0: not at all). */
+  rssSettleS: number;
   /** Tasks created one at a time while the claims wait, each timed until a claim receives it. */
   creates: number;
   quietWaitS: number;
@@ -76,7 +78,7 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
   const server =
     kind === 'floor'
       ? await launch('floor')
-      : await launch('taskhandle', { env: { SKILLS: REMOTE_SKILLS_MODULE } });
+      : await launch('taskhandle', { env: { SKILLS: BENCH_SKILLS_MODULE } });
   let pool: ClaimPool | undefined;
   try {
     // Warm-up on connections closed afterwards: what serving claims warms (code, buffers) is in the
@@ -86,6 +88,8 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
     await warm.done();
     if (warm.firstError) throw new Error(`the warm-up's claims: ${warm.firstError}`);
     await sleep(o.settleMs);
+    // the warm-up's garbage: collected (or not) by the time the quiet window ends, not during the wait
+    if (o.rssSettleS > 0) await rssSettled(server, o.rssSettleS);
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), 0.3);
     const quiet = await measureWindow(server, o.durationS);
 
@@ -143,6 +147,18 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
   } finally {
     pool?.stop();
     await server.stop();
+  }
+}
+
+/** Resolves once the server's RSS moved by less than 256 KiB over 2 s (sampled every 250 ms), or after `maxS`. */
+async function rssSettled(server: RunningServer, maxS: number): Promise<void> {
+  const deadline = performance.now() + maxS * 1000;
+  const samples: number[] = [];
+  while (performance.now() < deadline) {
+    samples.push(server.rssBytes());
+    const window = samples.slice(-9);
+    if (window.length === 9 && Math.max(...window) - Math.min(...window) < 256 * 1024) return;
+    await sleep(250);
   }
 }
 

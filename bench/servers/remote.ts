@@ -6,18 +6,22 @@ import { cpuSeconds } from '../proc-stats.js';
 
 /**
  * The remote skill of the benchmarks (docs/workers.md): declared by remote-skills.ts, which a
- * server loads with SKILLS, and worked by remote-worker.ts, a process of its own running runWorker.
- * This module holds only the names and paths, so that the bench process loads nothing of the server.
+ * server loads with SKILLS, and worked by remote-worker.ts, a process of its own running runWorker;
+ * and its in-process twin, declared in the same module. This module holds only the names and paths,
+ * so that the bench process loads nothing of the server.
  */
 
 /** The remote skill's id: its tasks complete at once (the worker returns `{ message: 'done' }`). */
 export const REMOTE_SKILL = 'bench.remote';
+/** Its in-process twin: the same skill run by the server's runner (it returns `{ message: 'done' }`). */
+export const LOCAL_SKILL = 'bench.local';
 
-/** An A2A data part creating a job of the remote skill. */
+/** An A2A data part creating a job of the remote skill, and one of its twin. */
 export const REMOTE_JOB = { data: { skill: REMOTE_SKILL, input: {} } };
+export const LOCAL_JOB = { data: { skill: LOCAL_SKILL, input: {} } };
 
 /** The compiled skills module, for SKILLS. */
-export const REMOTE_SKILLS_MODULE = fileURLToPath(new URL('./remote-skills.js', import.meta.url));
+export const BENCH_SKILLS_MODULE = fileURLToPath(new URL('./remote-skills.js', import.meta.url));
 const REMOTE_WORKER = fileURLToPath(new URL('./remote-worker.js', import.meta.url));
 
 /** One worker process (remote-worker.ts) working the remote skill of the server at a URL. */
