@@ -21,11 +21,14 @@ import {
   retainedTable,
   table,
   targetsTable,
+  workersTable,
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
-import { COLLECT_INTERVAL_MS, PGBOSS_BATCH, PGBOSS_WORKERS } from './scenarios/e2e.js';
+import { COLLECT_INTERVAL_MS, PGBOSS_BATCH, PGBOSS_WORKERS, REMOTE_CONCURRENCY } from './scenarios/e2e.js';
 import { PUSH_GRACE_MS } from './scenarios/push.js';
+import { WARM_WAIT_MS } from './scenarios/workers.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
+import { LOCAL_SKILL, REMOTE_SKILL } from './servers/remote.js';
 
 /** docs/BENCHMARKS.md: the runs, the machine, the exact commands, the tables, the targets, the profiles. */
 export function renderDocument(r: Results): string {
@@ -173,6 +176,10 @@ ${pushNotes(r)}
 
 ${from('e2e')}${e2eTable(r)}
 ${e2eMethod(r)}
+## Idle workers (issue 28)
+
+${from('workers')}${workersTable(r)}
+${workersMethod(r)}
 ## Fair claims (issue 19)
 
 ${from('fairness')}${fairnessSection(r)}
@@ -238,7 +245,60 @@ stream: \`send()\`, then \`getJobById()\` every ${COLLECT_INTERVAL_MS} ms, from 
 ${PGBOSS_WORKERS} \`work()\` loops that fetch up to ${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s)
 and complete them at once; pg-boss's \`send\` CPU is this process's, not in its "server CPU". Every
 PostgreSQL row uses a fresh schema of the same database. The time is from the create's start to the
-moment the completion was seen.
+moment the completion was seen. "CPU ms per job" is server CPU / completed/s: core-milliseconds per job.${e2eLoad(r)}
+${
+  r.e2e['taskhandle-remote']?.length
+    ? `
+The remote-worker rows (docs/workers.md) are the same server with the job's skill remote: SKILLS loads
+bench/servers/remote-skills.ts (\`defineRemoteSkill\` \`${REMOTE_SKILL}\`, the job \`{"skill":"${REMOTE_SKILL}","input":{}}\`),
+and one worker process (bench/servers/remote-worker.ts: \`runWorker\` from taskhandle/worker, concurrency
+${REMOTE_CONCURRENCY}, its handler returns \`{ message: 'done' }\` at once) claims the jobs by long poll (each claim asks for
+as many as it has free slots) and completes each over /v1/workers (no heartbeat: a job ends long before the
+first is due); it is started, and has its first claim in flight, before the jobs are created. Its "server
+CPU" is the server's and the worker process's together ("of it, the worker": the worker process's share),
+and so is its "CPU ms per job". Each is measured beside its twin, "no-op job in process": the same server
+and module, with the job \`{"skill":"${LOCAL_SKILL}","input":{}}\` of the module's in-process skill, which
+returns \`{ message: 'done' }\` at once from the server's runner (RUNNER_CONCURRENCY=16 slots); "x same job in
+process" is the remote row's rate over its twin's. The \`export\` rows do more per job (a one-row CSV
+artifact is written before the task completes).
+`
+    : ''
+}`;
+}
+
+/** What else took the cores during the end-to-end runs (results saved before it was measured have none). */
+function e2eLoad(r: Results): string {
+  const all = Object.values(r.e2e).flat();
+  const other = all.flatMap((e) => (e.otherCpu === undefined ? [] : [e.otherCpu]));
+  const client = all.flatMap((e) => (e.clientCpu === undefined ? [] : [e.clientCpu]));
+  if (!other.length) return '';
+  return `
+This process (the creates and the collecting streams) used up to ${Math.max(...client).toFixed(2)} cores during a run,
+other processes on the machine (PostgreSQL's included) up to ${Math.max(...other).toFixed(2)}${Math.max(...other) > 0.25 ? ' (**the machine was not quiet: compare ratios within the run**)' : ''}.`;
+}
+
+/** How the idle-workers rows were measured. */
+function workersMethod(r: Results): string {
+  const o = runOf(r, 'workers')?.options ?? r.options;
+  if (o.idleClaims === undefined) return '';
+  const settle = o.smoke ? '0.3 s' : '1 s';
+  return `
+${o.idleClaims} workers long-polling a server with no task for them (docs/workers.md, "Claim (long poll)"):
+each \`POST /v1/workers/claims\` \`{"skills":["${REMOTE_SKILL}"],"max":1,"waitMs":${o.idleWaitMs}}\` on its own keep-alive
+connection (node:http from the bench process), claiming again once answered. taskhandle runs on SQLite with
+the bench's remote skill loaded (SKILLS), no task created; (a) bench/servers/floor.ts holds the same
+requests, a timer each, answering \`{"jobs":[]}\` when \`waitMs\` runs out: what node:http itself holds per
+waiting request and connection. Per server and round: ${o.idleClaims} claims of waitMs ${WARM_WAIT_MS} ms run first and
+their connections are closed (what serving claims warms is in the baseline, the connections are not); ${settle}
+of rest${o.smoke ? '' : ', and up to 15 s more until the RSS has moved by less than 256 KiB over 2 s'}; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
+server and look once, then ${o.durationS} s of waiting (server CPU over it, RSS at its end). KB per waiting claim is the
+RSS growth over ${o.idleClaims}: one idle worker's connection and claim, with whatever garbage the heap holds at
+that moment (the median over rounds is shown; a round in which the heap shrank meanwhile can show less,
+even a negative growth); "answered early" counts claims answered during
+the wait (none should be: each waits ${o.idleWaitMs / 1000} s). Then, on taskhandle, ${o.idleCreates} creates one at a time (\`POST /v1/jobs\`
+of the remote skill, 50 ms apart): from the create's start to the answer of the waiting claim that got the
+task (each is then completed with its lease token); p50 and p99 over every round's creates, and the p50 of
+the create's own answer (202) beside it.
 `;
 }
 

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
+import { E2E_KINDS, type E2eKind } from './scenarios/e2e.js';
 import { SERVER_KINDS, type ServerKind } from './servers/kinds.js';
 
 export const SCENARIOS = [
@@ -14,6 +15,7 @@ export const SCENARIOS = [
   'e2e',
   'artifact',
   'fairness',
+  'workers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -49,9 +51,15 @@ export interface Options {
   /** End to end: jobs that complete at once, created and collected `e2eInFlight` at a time. */
   e2eJobs: number;
   e2eInFlight: number;
+  /** The end-to-end kinds to measure (default: every one; the PostgreSQL ones only where it answers). */
+  e2eKinds: Set<E2eKind>;
   /** Large artifact: rows of the export (CSV, about 86 bytes a row) and rows per chunk. */
   artifactRows: number;
   artifactChunkRows: number;
+  /** Idle workers: long-polling claims held at once, each claim's waitMs, creates timed until claimed. */
+  idleClaims: number;
+  idleWaitMs: number;
+  idleCreates: number;
   profile: boolean;
   /** The database of the PostgreSQL kinds (a fresh schema per launch); undefined: skip them. */
   postgresUrl?: string;
@@ -77,7 +85,12 @@ export const USAGE = `usage: npm run bench -- [options]
   --push-tasks N        push: tasks completing at once, one webhook each (default 5000)
   --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
   --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
-  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000)
+  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000); also
+                        with the job's skill remote, worked by one runWorker process (32 jobs at once)
+  --e2e-kinds LIST      e2e on these only, comma-separated (default all; a run with --only keeps no other):
+                        ${E2E_KINDS.join(',')}
+  --idle-claims N       workers: long-polling claims held at once, no task for them (default 200), each
+                        waiting 30 s; then --idle-creates M creates timed until a claim gets one (default 20)
   --artifact-rows N     artifact: rows of the large export (default 12500000: a 1.00 GiB CSV file)
   --no-profile          skip the CPU profiles of taskhandle
   --postgres URL|off    PostgreSQL for the taskhandle-pg kinds, a fresh schema per server
@@ -107,7 +120,10 @@ export function parseOptions(argv: string[]): Options {
       'push-concurrency': { type: 'string' },
       'push-timeout': { type: 'string' },
       'e2e-jobs': { type: 'string' },
+      'e2e-kinds': { type: 'string' },
       'artifact-rows': { type: 'string' },
+      'idle-claims': { type: 'string' },
+      'idle-creates': { type: 'string' },
       'no-profile': { type: 'boolean', default: false },
       postgres: { type: 'string' },
       out: { type: 'string' },
@@ -164,9 +180,19 @@ export function parseOptions(argv: string[]): Options {
     pushTimeoutS: num(values['push-timeout'], smoke ? 30 : 120, 'push-timeout'),
     e2eJobs: num(values['e2e-jobs'], smoke ? 100 : 5000, 'e2e-jobs'),
     e2eInFlight: 32,
+    e2eKinds: new Set(
+      (values['e2e-kinds'] ?? E2E_KINDS.join(',')).split(',').map((s) => {
+        if (!(E2E_KINDS as readonly string[]).includes(s))
+          throw new Error(`--e2e-kinds ${s}: not an e2e kind`);
+        return s as E2eKind;
+      }),
+    ),
     // 12,500,000 generated rows are 1,076,291,724 bytes: just over 1 GiB
     artifactRows: num(values['artifact-rows'], smoke ? 20_000 : 12_500_000, 'artifact-rows'),
     artifactChunkRows: smoke ? 5000 : 100_000,
+    idleClaims: num(values['idle-claims'], 200, 'idle-claims'),
+    idleWaitMs: 30_000,
+    idleCreates: num(values['idle-creates'], smoke ? 5 : 20, 'idle-creates'),
     profile: !values['no-profile'],
     ...(values.postgres === 'off' ? {} : { postgresUrl: values.postgres ?? DEFAULT_POSTGRES_URL }),
     out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),

@@ -19,6 +19,7 @@ const SECTION_NAMES: Record<Scenario, string> = {
   e2e: 'end to end beside pg-boss',
   artifact: 'large artifact',
   fairness: 'fairness',
+  workers: 'idle workers',
 };
 
 /** The runs behind a report, this one first, each with the sections it made. */

@@ -8,8 +8,17 @@ import {
   summarise,
   summariseFanout,
   summarisePush,
+  summariseWorkers,
 } from './results.js';
-import { E2E_DURABILITY, E2E_KINDS, E2E_LABELS, type E2eResult } from './scenarios/e2e.js';
+import {
+  E2E_DURABILITY,
+  E2E_KINDS,
+  E2E_LABELS,
+  E2E_REMOTE,
+  type E2eResult,
+  isRemoteE2e,
+} from './scenarios/e2e.js';
+import { WORKERS_KINDS } from './scenarios/workers.js';
 import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { median } from './stats.js';
 import { evaluateTargets } from './targets.js';
@@ -238,8 +247,9 @@ export function pushTable(r: Results): string {
 }
 
 /**
- * Jobs created, run and collected: medians over rounds; the ratio is to pg-boss's rate in the same
- * run (the target: taskhandle on PostgreSQL at 0.5x or more).
+ * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's rate in the same
+ * run (the target: taskhandle on PostgreSQL at 0.5x or more), and, for the remote-worker rows, to
+ * the same store running the same no-op job in process (the target: within 1.5x).
  */
 export function e2eTable(r: Results): string {
   const perS = (list: readonly E2eResult[] | undefined) =>
@@ -250,17 +260,19 @@ export function e2eTable(r: Results): string {
     const list = r.e2e[k];
     if (!list?.length) continue;
     const m = (f: (e: E2eResult) => number) => median(list.map(f));
+    const rate = m((e) => e.perS);
+    const inProcess = isRemoteE2e(k) ? perS(r.e2e[E2E_REMOTE[k]]) : Number.NaN;
     rows.push([
       E2E_LABELS[k],
       int(Math.min(...list.map((e) => e.completed))),
-      int(m((e) => e.perS)),
-      x(
-        m((e) => e.perS),
-        boss,
-      ),
+      int(rate),
+      isRemoteE2e(k) ? x(rate, inProcess) : '-',
+      x(rate, boss),
       ms(m((e) => e.p50Ms)),
       ms(m((e) => e.p99Ms)),
       cpu(m((e) => e.serverCpu)),
+      isRemoteE2e(k) ? cpu(m((e) => e.workerCpu ?? Number.NaN)) : '-',
+      ms(m((e) => (e.serverCpu / e.perS) * 1000)),
       E2E_DURABILITY[k],
     ]);
   }
@@ -269,15 +281,64 @@ export function e2eTable(r: Results): string {
       'server',
       'jobs completed',
       'completed/s',
+      'x same job in process',
       'x pg-boss',
       'create → completed p50 ms',
       'p99 ms',
       'server CPU',
+      'of it, the worker',
+      'CPU ms per job',
       'what an acknowledged job survives',
     ],
     rows,
   );
 }
+
+/** Idle workers: medians over rounds; create → claim over every round's creates. */
+export function workersTable(r: Results): string {
+  const rows: string[][] = [];
+  const floor = summariseWorkers(r.workers.floor);
+  for (const k of WORKERS_KINDS) {
+    const w = summariseWorkers(r.workers[k]);
+    if (!w) continue;
+    rows.push([
+      SERVER_LABELS[k],
+      `${int(w.waiting)} of ${int(w.claims)}`,
+      int(w.answeredEarly),
+      w.quietRssMb.toFixed(1),
+      w.waitingRssMb.toFixed(1),
+      (w.bytesPerClaim / 1024).toFixed(1),
+      (r.workers[k] ?? []).map((x) => (x.bytesPerClaim / 1024).toFixed(1)).join(' / '),
+      k === 'floor' ? '1.00×' : x(w.bytesPerClaim, floor?.bytesPerClaim),
+      cpu3(w.quietCpu),
+      cpu3(w.waitingCpu),
+      w.createToClaim.n
+        ? `${ms(w.createToClaim.p50Ms)} / ${ms(w.createToClaim.p99Ms)} (n ${w.createToClaim.n})`
+        : '-',
+      w.createToClaim.n ? ms(w.createToClaim.createdP50Ms) : '-',
+    ]);
+  }
+  if (rows.length === 0) return 'Not measured in this run.';
+  return table(
+    [
+      'server',
+      'claims waiting at the end',
+      'answered early',
+      'RSS quiet MB',
+      'RSS with the claims MB',
+      'KB per waiting claim',
+      'per round',
+      '× (a) floor',
+      'CPU quiet (cores)',
+      'CPU while they wait (cores)',
+      'create → claimed p50 / p99 ms',
+      'create answered p50 ms',
+    ],
+    rows,
+  );
+}
+
+const cpu3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : '-');
 
 export function retainedTable(r: Results): string {
   const rows = r.retained.map((row) => {

@@ -10,9 +10,10 @@ import type { FairnessResult } from './scenarios/fairness.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
+import type { WorkersKind, WorkersResult } from './scenarios/workers.js';
 import type { StoreKind } from './seed/templates.js';
 import type { ServerKind } from './servers/kinds.js';
-import { median } from './stats.js';
+import { median, percentile } from './stats.js';
 
 /** One run of the bench: where, when, how. */
 export interface RunInfo {
@@ -42,8 +43,13 @@ export interface Results {
   stores: Omit<SeededStore, 'pollIds' | 'path'>[];
   retained: { kind: StoreKind; size: number; poll: LoadResult[]; create: LoadResult[] }[];
   push: Partial<Record<ServerKind, PushResult[]>>;
-  /** Jobs created, run and collected, round by round, on the A2A servers and on pg-boss. */
+  /**
+   * Jobs created, run and collected, round by round, on the A2A servers (taskhandle's job run in
+   * process, or by a remote worker) and on pg-boss.
+   */
   e2e: Partial<Record<E2eKind, E2eResult[]>>;
+  /** Idle workers long-polling (docs/workers.md), round by round, on taskhandle and on the floor. */
+  workers: Partial<Record<WorkersKind, WorkersResult[]>>;
   /** The large-artifact scenario, once per store (its rounds are inside). */
   artifact: Partial<Record<ArtifactKind, ArtifactResult>>;
   profiles: ProfileSummary[];
@@ -75,6 +81,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   retained: [],
   push: {},
   e2e: {},
+  workers: {},
   artifact: {},
   profiles: [],
   errors: [],
@@ -103,6 +110,7 @@ export function loadResults(path: string): Results {
   // results saved before the push scenario existed
   r.push ??= {};
   r.e2e ??= {}; // results saved before the e2e scenario existed
+  r.workers ??= {}; // results saved before the workers scenario existed
   r.artifact ??= {};
   // results saved before runs and structured errors: one run made every section
   const revive = (o: Options): Options => ({
@@ -158,6 +166,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     else if (s === 'fanout') fresh.fanout = saved.fanout;
     else if (s === 'push') fresh.push = saved.push;
     else if (s === 'e2e') fresh.e2e = saved.e2e;
+    else if (s === 'workers') fresh.workers = saved.workers;
     else if (s === 'artifact') fresh.artifact = saved.artifact;
     else if (s === 'fairness') fresh.fairness = saved.fairness;
     else {
@@ -278,6 +287,51 @@ export function summarisePush(rounds: readonly PushResult[] | undefined): PushSu
     clientEluMax: Math.max(...rounds.map((r) => r.clientElu)),
     // results saved before otherCpu was measured have none
     otherCpuMax: Math.max(...rounds.map((r) => r.otherCpu ?? 0)),
+    errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
+  };
+}
+
+export interface WorkersSummary {
+  rounds: number;
+  claims: number;
+  /** The fewest still waiting at the end of a round's wait, and the most answered early in one. */
+  waiting: number;
+  answeredEarly: number;
+  quietRssMb: number;
+  waitingRssMb: number;
+  bytesPerClaim: number;
+  quietCpu: number;
+  waitingCpu: number;
+  clientCpuMax: number;
+  /** Over every round's creates pooled (NaN where none was timed: the floor). */
+  createToClaim: { n: number; p50Ms: number; p99Ms: number; maxMs: number; createdP50Ms: number };
+  errors: string[];
+}
+
+/** Idle workers: medians over rounds; create → claim over the rounds' creates pooled. */
+export function summariseWorkers(rounds: readonly WorkersResult[] | undefined): WorkersSummary | undefined {
+  if (!rounds?.length) return undefined;
+  const m = (f: (r: WorkersResult) => number) => median(rounds.map(f));
+  const samples = rounds.flatMap((r) => r.createToClaim?.samplesMs ?? []);
+  const created = rounds.flatMap((r) => r.createToClaim?.createdSamplesMs ?? []);
+  return {
+    rounds: rounds.length,
+    claims: Math.max(...rounds.map((r) => r.claims)),
+    waiting: Math.min(...rounds.map((r) => r.waiting)),
+    answeredEarly: Math.max(...rounds.map((r) => r.answeredEarly)),
+    quietRssMb: m((r) => r.quietRssMb),
+    waitingRssMb: m((r) => r.waitingRssMb),
+    bytesPerClaim: m((r) => r.bytesPerClaim),
+    quietCpu: m((r) => r.quietCpu),
+    waitingCpu: m((r) => r.waitingCpu),
+    clientCpuMax: Math.max(...rounds.map((r) => r.clientCpu)),
+    createToClaim: {
+      n: samples.length,
+      p50Ms: percentile(samples, 50),
+      p99Ms: percentile(samples, 99),
+      maxMs: samples.length ? Math.max(...samples) : Number.NaN,
+      createdP50Ms: percentile(created, 50),
+    },
     errors: rounds.flatMap((r) => (r.error ? [r.error] : [])),
   };
 }

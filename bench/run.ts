@@ -19,6 +19,7 @@ import {
   pushTable,
   retainedTable,
   targetsTable,
+  workersTable,
   writeReport,
 } from './report.js';
 import {
@@ -34,17 +35,19 @@ import {
 import { createTasks, sendBody } from './rpc.js';
 import { ARTIFACT_KINDS, largeArtifact } from './scenarios/artifact.js';
 import { create, type Load } from './scenarios/create.js';
-import { E2E_KINDS, E2E_LABELS, endToEnd } from './scenarios/e2e.js';
+import { E2E_KINDS, E2E_LABELS, E2E_POSTGRES, endToEnd } from './scenarios/e2e.js';
 import { fairness } from './scenarios/fairness.js';
 import { fanout } from './scenarios/fanout.js';
 import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
+import { idleWorkers, WORKERS_KINDS } from './scenarios/workers.js';
 import { copyDb } from './seed/files.js';
 import { isPostgres, POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { usePostgres } from './servers/postgres-cluster.js';
 import { checkEverythingRan } from './smoke-check.js';
+import { percentile } from './stats.js';
 import { freshDbPath } from './temp.js';
 
 /** Fan-out runs on the node:http floor (it holds streams, keeps no tasks) and the SQLite servers. */
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
       }
     if (o.scenarios.has('e2e'))
       for (const k of rotate(
-        E2E_KINDS.filter((x) => withPostgres || (x !== 'pg-boss' && x !== 'taskhandle-pg')),
+        E2E_KINDS.filter((x) => o.e2eKinds.has(x) && (withPostgres || !E2E_POSTGRES.includes(x))),
         round,
       )) {
         const e = await attempt(r, 'e2e', `${tag} e2e ${k}`, () =>
@@ -192,7 +195,40 @@ async function main(): Promise<void> {
         log(
           `${tag} e2e ${E2E_LABELS[k]}: ${e.completed}/${e.jobs} completed, ${Math.round(e.perS)}/s, ` +
             `create → completed p50 ${ms(e.p50Ms)} ms p99 ${ms(e.p99Ms)} ms, server CPU ${e.serverCpu.toFixed(2)}` +
+            (e.workerCpu === undefined ? '' : ` (the worker ${e.workerCpu.toFixed(2)} of it)`) +
+            (e.worker
+              ? `; the worker: ${e.worker.claims} claims, ${e.worker.jobsPerClaim.toFixed(1)} jobs a claim, ` +
+                `claim p50 ${ms(e.worker.claimP50Ms)} ms p99 ${ms(e.worker.claimP99Ms)} ms, ` +
+                `complete p50 ${ms(e.worker.completeP50Ms)} ms p99 ${ms(e.worker.completeP99Ms)} ms`
+              : '') +
             (e.error ? ` (${e.error})` : ''),
+        );
+      }
+    if (o.scenarios.has('workers'))
+      for (const k of rotate(WORKERS_KINDS, round)) {
+        const w = await attempt(r, 'workers', `${tag} idle workers ${k}`, () =>
+          idleWorkers(k, {
+            claims: o.idleClaims,
+            waitMs: o.idleWaitMs,
+            durationS: o.durationS,
+            settleMs: o.smoke ? 300 : 1000,
+            rssSettleS: o.smoke ? 0 : 15,
+            creates: o.idleCreates,
+            quietWaitS: o.quietWaitS,
+          }),
+        );
+        if (!w) continue;
+        append(r.workers, k, w);
+        const c = w.createToClaim;
+        log(
+          `${tag} idle workers ${SERVER_LABELS[k]}: ${w.waiting}/${w.claims} claims waiting, ${w.answeredEarly} answered early, ` +
+            `RSS ${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)} MB (${(w.bytesPerClaim / 1024).toFixed(1)} KB per claim), ` +
+            `server CPU ${w.quietCpu.toFixed(3)} quiet, ${w.waitingCpu.toFixed(3)} waiting` +
+            (c
+              ? `; create → claimed p50 ${ms(c.p50Ms)} ms p99 ${ms(c.p99Ms)} ms (n ${c.n}), ` +
+                `the create answered p50 ${ms(percentile(c.createdSamplesMs, 50))} ms`
+              : '') +
+            (w.error ? ` (${w.error})` : ''),
         );
       }
   }
@@ -276,6 +312,7 @@ async function main(): Promise<void> {
     retainedTable(r),
     pushTable(r),
     e2eTable(r),
+    workersTable(r),
     artifactTargetsTable(r),
     artifactTable(r),
     artifactLatencyTable(r),

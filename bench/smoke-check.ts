@@ -1,6 +1,7 @@
 import { artifactLoads } from './artifact-report.js';
 import { measuredScenarios, type Results } from './results.js';
 import { ARTIFACT_KINDS } from './scenarios/artifact.js';
+import { WORKERS_KINDS } from './scenarios/workers.js';
 import { SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 
 /**
@@ -41,6 +42,22 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
       .flat()
       .filter((e) => e.completed < e.jobs)
       .map((e) => `an end-to-end run completed ${e.completed} of ${e.jobs} jobs`),
+    // every idle claim must still wait when the wait is measured, and every create reach one of them
+    ...Object.values(r.workers)
+      .flat()
+      .filter((w) => w.waiting < w.claims)
+      .map((w) => `an idle-workers run had ${w.waiting} of ${w.claims} claims waiting`),
+    ...(r.workers.taskhandle ?? [])
+      .filter((w) => (w.createToClaim?.n ?? 0) < r.options.idleCreates)
+      .map(
+        (w) =>
+          `an idle-workers run saw ${w.createToClaim?.n ?? 0} of ${r.options.idleCreates} creates claimed`,
+      ),
+    ...(r.options.scenarios.has('workers')
+      ? WORKERS_KINDS.filter((k) => !r.workers[k]?.length).map(
+          (k) => `idle workers has no result for ${SERVER_LABELS[k]}`,
+        )
+      : []),
   ];
   const expected = r.options.scenarios.size;
   const ran = measuredScenarios(r).length;

@@ -6,11 +6,19 @@ import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import PgBoss from 'pg-boss';
 import { dropSchema, freshSchema } from '../postgres.js';
-import { cpuSeconds, waitForQuiet } from '../proc-stats.js';
+import { cpuSeconds, machineBusySeconds, waitForQuiet } from '../proc-stats.js';
 import { call, getBody, RPC_HEADERS, sendBody, subscribeBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
-import { launch } from '../servers/launch.js';
+import { launch, type RunningServer } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
+import {
+  BENCH_SKILLS_MODULE,
+  LOCAL_JOB,
+  REMOTE_JOB,
+  startWorker,
+  type WorkerProcess,
+  type WorkerStats,
+} from '../servers/remote.js';
 import { percentile } from '../stats.js';
 import { INSTANT_EXPORT } from './push.js';
 
@@ -20,13 +28,53 @@ export const E2E_SERVERS = [
   'taskhandle',
   'taskhandle-pg',
 ] as const satisfies readonly ServerKind[];
-export const E2E_KINDS = [...E2E_SERVERS, 'pg-boss'] as const;
+/**
+ * taskhandle with the job's skill remote (docs/workers.md): the same server with the bench's skills
+ * module loaded (SKILLS), and one worker process (runWorker, 32 jobs at once) that completes each job
+ * at once. Each is measured beside its twin: the same server running the same job in process (the
+ * module's in-process skill, which also completes at once with the same message), so that the two
+ * differ only in where the job runs. The `export` rows write a one-row CSV artifact as well.
+ */
+export const E2E_REMOTE = {
+  'taskhandle-remote': 'taskhandle-local',
+  'taskhandle-pg-remote': 'taskhandle-pg-local',
+} as const;
+export type E2eRemoteKind = keyof typeof E2E_REMOTE;
+/** The in-process twins of the remote kinds, on their server kind. */
+const E2E_LOCAL = {
+  'taskhandle-local': 'taskhandle',
+  'taskhandle-pg-local': 'taskhandle-pg',
+} as const satisfies Record<(typeof E2E_REMOTE)[E2eRemoteKind], (typeof E2E_SERVERS)[number]>;
+type E2eLocalKind = keyof typeof E2E_LOCAL;
+export const E2E_KINDS = [
+  'sdk-memory',
+  'taskhandle',
+  'taskhandle-local',
+  'taskhandle-remote',
+  'taskhandle-pg',
+  'taskhandle-pg-local',
+  'taskhandle-pg-remote',
+  'pg-boss',
+] as const;
 export type E2eKind = (typeof E2E_KINDS)[number];
+/** The kinds that need PostgreSQL (skipped where none answers). */
+export const E2E_POSTGRES: readonly E2eKind[] = [
+  'taskhandle-pg',
+  'taskhandle-pg-local',
+  'taskhandle-pg-remote',
+  'pg-boss',
+];
+export const isRemoteE2e = (k: E2eKind): k is E2eRemoteKind => Object.hasOwn(E2E_REMOTE, k);
+const isLocalE2e = (k: E2eKind): k is E2eLocalKind => Object.hasOwn(E2E_LOCAL, k);
 
 export const E2E_LABELS: Record<E2eKind, string> = {
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-local': '(c) taskhandle, SQLite, no-op job in process',
+  'taskhandle-remote': '(c) taskhandle, SQLite, no-op job on a remote worker',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
+  'taskhandle-pg-local': '(c) taskhandle, PostgreSQL, 1 instance, no-op job in process',
+  'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, no-op job on a remote worker',
   'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
 };
 
@@ -34,10 +82,19 @@ export const E2E_LABELS: Record<E2eKind, string> = {
 export const E2E_DURABILITY: Record<E2eKind, string> = {
   'sdk-memory': 'none: tasks live in the process memory, lost with it',
   taskhandle: 'each create and transition fsynced (SQLite WAL, synchronous=FULL) before it is answered',
+  'taskhandle-local': 'as (c) SQLite',
+  'taskhandle-remote':
+    "as (c) SQLite: the claim (the lease) and the worker's complete are fsynced before they are answered",
   'taskhandle-pg':
     'each create and transition committed in PostgreSQL (synchronous_commit on) before it is answered',
+  'taskhandle-pg-local': 'as (c) PostgreSQL',
+  'taskhandle-pg-remote':
+    "as (c) PostgreSQL: the claim (the lease) and the worker's complete are committed before they are answered",
   'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
 };
+
+/** The remote kinds' worker process: jobs it runs at once (runWorker's concurrency). */
+export const REMOTE_CONCURRENCY = 32;
 
 /** pg-boss, which has no completion stream: between two reads of a job not done yet (getJobById). */
 export const COLLECT_INTERVAL_MS = 5;
@@ -51,6 +108,8 @@ export interface E2eOptions {
   inFlight: number;
   timeoutS: number;
   quietWaitS: number;
+  /** By hand (profiles, A/B pairs): what to change from the kind as the bench runs it. */
+  variant?: E2eVariant;
 }
 
 export interface E2eResult {
@@ -61,9 +120,44 @@ export interface E2eResult {
   /** From the create's start to the read that saw the job completed. */
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the server (or pg-boss worker) processes, in cores, over the run; PostgreSQL's not counted. */
+  /**
+   * CPU of the server (or pg-boss worker) processes, in cores, over the run; the remote kinds: the
+   * server and its worker process together. PostgreSQL's not counted.
+   */
   serverCpu: number;
+  /** The remote kinds: the worker process's share of `serverCpu`, in cores. */
+  workerCpu?: number;
+  /** This process (the creates and the collecting streams; pg-boss's send and reads), in cores. */
+  clientCpu?: number;
+  /** Every other process on the machine over the run, in cores (PostgreSQL's included). */
+  otherCpu?: number;
+  /**
+   * The remote kinds, as the worker process timed them: claims answered, jobs completed per claim,
+   * and how long a claim and a complete took (from the call to the answer; a claim's time includes
+   * its wait on the server when no task was queued).
+   */
+  worker?: {
+    claims: number;
+    jobsPerClaim: number;
+    claimP50Ms: number;
+    claimP99Ms: number;
+    completeP50Ms: number;
+    completeP99Ms: number;
+  };
   error?: string;
+}
+
+/** Changes to an A2A kind for measurements made by hand; the bench's own runs use none. */
+export interface E2eVariant {
+  /** Extra `node` flags for the server's processes and the remote kinds' worker (e.g. --cpu-prof). */
+  serverNodeArgs?: string[];
+  workerNodeArgs?: string[];
+  /** Extra settings of the server (e.g. RUNNER_CONCURRENCY, SKILLS). */
+  serverEnv?: Record<string, string>;
+  /** The remote kinds' worker: jobs at once (default REMOTE_CONCURRENCY). */
+  workerConcurrency?: number;
+  /** The SendMessage's data part (the job's skill and input) instead of the kind's own. */
+  job?: object;
 }
 
 /** One way of creating a job and reading whether it is done. */
@@ -71,6 +165,10 @@ interface Jobs {
   create(): Promise<string>;
   done(id: string): Promise<boolean>;
   cpuSeconds(): number;
+  /** The remote kinds: the worker process's CPU seconds (counted in cpuSeconds too). */
+  workerCpuSeconds?(): number;
+  /** The remote kinds, once stopped: what the worker process timed. */
+  workerStats?(): WorkerStats | undefined;
   stop(): Promise<void>;
 }
 
@@ -78,10 +176,12 @@ interface Jobs {
  * N jobs that complete at once, `inFlight` at a time, each created and then collected once
  * completed: completed jobs per second and the time from create to completed. Over A2A: a
  * non-blocking SendMessage, then one SubscribeToTask read to its terminal event; pg-boss: send(),
- * then getJobById() every 5 ms, while its worker process completes the jobs.
+ * then getJobById() every 5 ms, while its worker process completes the jobs. The remote kinds: as
+ * over A2A, with a job of the remote skill, which a worker process claims and completes.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
-  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind);
+  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind, o);
+  let result: E2eResult;
   try {
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => jobs.cpuSeconds(), 0.3);
     const latencies: number[] = [];
@@ -107,32 +207,88 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
       }
     };
     const cpu0 = jobs.cpuSeconds();
+    const worker0 = jobs.workerCpuSeconds?.();
+    const client0 = cpuSeconds(process.pid);
+    const machine0 = machineBusySeconds();
     const start = performance.now();
     await Promise.all(Array.from({ length: Math.min(o.inFlight, o.jobs) }, worker));
     const wallS = (performance.now() - start) / 1000;
+    const serverS = jobs.cpuSeconds() - cpu0;
+    const clientS = cpuSeconds(process.pid) - client0;
     const errors = [
       ...(failed ? [`${failed} of ${o.jobs} jobs failed (${firstError})`] : []),
       ...(latencies.length + failed < o.jobs
         ? [`only ${latencies.length} of ${o.jobs} jobs ran before the timeout`]
         : []),
     ];
-    return {
+    result = {
       jobs: o.jobs,
       completed: latencies.length,
       perS: latencies.length / wallS,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
-      serverCpu: (jobs.cpuSeconds() - cpu0) / wallS,
+      serverCpu: serverS / wallS,
+      clientCpu: clientS / wallS,
+      otherCpu: Math.max(0, machineBusySeconds() - machine0 - serverS - clientS) / wallS,
+      ...(jobs.workerCpuSeconds && worker0 !== undefined
+        ? { workerCpu: (jobs.workerCpuSeconds() - worker0) / wallS }
+        : {}),
       ...(errors.length ? { error: errors.join('; ') } : {}),
     };
   } finally {
     await jobs.stop();
   }
+  const stats = jobs.workerStats?.();
+  if (stats?.claims.length) {
+    result.worker = {
+      claims: stats.claims.length,
+      jobsPerClaim: stats.completes.length / stats.claims.length,
+      claimP50Ms: percentile(stats.claims, 50),
+      claimP99Ms: percentile(stats.claims, 99),
+      completeP50Ms: percentile(stats.completes, 50),
+      completeP99Ms: percentile(stats.completes, 99),
+    };
+  }
+  return result;
 }
 
-async function a2aJobs(kind: (typeof E2E_SERVERS)[number]): Promise<Jobs> {
-  const server = await launch(kind);
-  const body = sendBody(INSTANT_EXPORT);
+async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>, o: E2eOptions): Promise<Jobs> {
+  const v = o.variant ?? {};
+  const nodeArgs = v.serverNodeArgs ?? [];
+  if (!isRemoteE2e(kind) && !isLocalE2e(kind))
+    return a2aOn(await launch(kind, { nodeArgs, env: v.serverEnv ?? {} }), v.job ?? INSTANT_EXPORT);
+  const env = { SKILLS: BENCH_SKILLS_MODULE, ...v.serverEnv };
+  if (isLocalE2e(kind)) return a2aOn(await launch(E2E_LOCAL[kind], { nodeArgs, env }), v.job ?? LOCAL_JOB);
+  const server = await launch(E2E_LOCAL[E2E_REMOTE[kind]], { nodeArgs, env });
+  let worker: WorkerProcess;
+  try {
+    worker = await startWorker(server.url, v.workerConcurrency ?? REMOTE_CONCURRENCY, v.workerNodeArgs);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const jobs = a2aOn(server, v.job ?? REMOTE_JOB);
+  let stats: WorkerStats | undefined;
+  return {
+    ...jobs,
+    async done(id) {
+      const crashed = worker.crashed();
+      if (crashed) throw new Error(crashed);
+      return jobs.done(id);
+    },
+    cpuSeconds: () => server.cpuSeconds() + worker.cpuSeconds(),
+    workerCpuSeconds: () => worker.cpuSeconds(),
+    workerStats: () => stats,
+    async stop() {
+      stats = await worker.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** Jobs over A2A: `part` is the SendMessage's data part (the job's skill and input). */
+function a2aOn(server: RunningServer, part: object): Jobs {
+  const body = sendBody(part);
   const state = async (id: string) => (await call(server.url, getBody(id))).result?.status?.state;
   return {
     async create() {

@@ -9,6 +9,10 @@ import type { AddressInfo } from 'node:net';
  * with one event of a task's usual size and keeps it open; CancelTask writes the terminal status to
  * that id's streams and ends them. What node:http itself holds per open stream, and what one write
  * to each costs, with nothing of a task server around them.
+ *
+ * For the idle-workers scenario it holds long polls: `POST /v1/workers/claims` answers `{"jobs":[]}`
+ * once its `waitMs` ran out (a timer per request), as a worker server with no task does. What
+ * node:http itself holds per waiting request.
  */
 const streams = new Map<string, Set<ServerResponse>>();
 
@@ -22,6 +26,7 @@ const server = createServer((req, res) => {
     } catch {
       // answer anyway: the floor measures transport and parsing, not validation
     }
+    if (req.url === '/v1/workers/claims') return wait(res, Number((call as { waitMs?: unknown }).waitMs));
     const id = call.id ?? null;
     const taskId = String(call.params?.id ?? '');
     if (call.method === 'SubscribeToTask') return hold(res, id, taskId);
@@ -39,6 +44,18 @@ function hold(res: ServerResponse, id: unknown, taskId: string): void {
   streams.set(taskId, held);
   held.add(res);
   res.on('close', () => held.delete(res));
+}
+
+function wait(res: ServerResponse, waitMs: number): void {
+  const timer = setTimeout(
+    () => {
+      const text = '{"jobs":[]}';
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    },
+    Number.isFinite(waitMs) ? waitMs : 30_000,
+  );
+  res.on('close', () => clearTimeout(timer));
 }
 
 function end(id: unknown, taskId: string): void {
