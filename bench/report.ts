@@ -305,11 +305,16 @@ export function workersTable(r: Results): string {
       SERVER_LABELS[k],
       `${int(w.waiting)} of ${int(w.claims)}`,
       int(w.answeredEarly),
-      w.quietRssMb.toFixed(1),
-      w.waitingRssMb.toFixed(1),
+      `${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)}`,
       (w.bytesPerClaim / 1024).toFixed(1),
       (r.workers[k] ?? []).map((x) => (x.bytesPerClaim / 1024).toFixed(1)).join(' / '),
-      k === 'floor' ? '1.00×' : x(w.bytesPerClaim, floor?.bytesPerClaim),
+      Number.isFinite(w.heapMb) ? w.heapMb.toFixed(1) : '-',
+      Number.isFinite(w.heapBytesPerClaim) ? (w.heapBytesPerClaim / 1024).toFixed(1) : '-',
+      k === 'floor'
+        ? Number.isFinite(w.heapBytesPerClaim)
+          ? '1.00×'
+          : '-'
+        : x(w.heapBytesPerClaim, floor?.heapBytesPerClaim),
       cpu3(w.quietCpu),
       cpu3(w.waitingCpu),
       w.createToClaim.n
@@ -324,11 +329,12 @@ export function workersTable(r: Results): string {
       'server',
       'claims waiting at the end',
       'answered early',
-      'RSS quiet MB',
-      'RSS with the claims MB',
-      'KB per waiting claim',
+      'RSS MB, quiet → claims waiting',
+      'RSS KB per claim',
       'per round',
-      '× (a) floor',
+      'live heap MB',
+      'live heap KB per claim',
+      'heap × (a) floor',
       'CPU quiet (cores)',
       'CPU while they wait (cores)',
       'create → claimed p50 / p99 ms',
