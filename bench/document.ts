@@ -18,6 +18,7 @@ import {
   ms,
   profileSection,
   pushTable,
+  remoteWorkerTable,
   retainedTable,
   table,
   targetsTable,
@@ -268,7 +269,10 @@ and so is its "CPU ms per job". Each is measured beside its twin, "no-op job in 
 and module, with the job \`{"skill":"${LOCAL_SKILL}","input":{}}\` of the module's in-process skill, which
 returns \`{ message: 'done' }\` at once from the server's runner (RUNNER_CONCURRENCY=16 slots); "x same job in
 process" is the remote row's rate over its twin's. The \`export\` rows do more per job (a one-row CSV
-artifact is written before the task completes).
+artifact is written before the task completes). As the worker process timed its calls (from the call to
+the answer; a claim's time includes its wait on the server while no task was queued):
+
+${remoteWorkerTable(r)}
 `
     : ''
 }`;

@@ -294,6 +294,28 @@ export function e2eTable(r: Results): string {
   );
 }
 
+/** The remote end-to-end rows as their worker process timed them: medians over rounds. */
+export function remoteWorkerTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const k of E2E_KINDS) {
+    const list = (r.e2e[k] ?? []).flatMap((e) => (e.worker ? [e.worker] : []));
+    if (!isRemoteE2e(k) || !list.length) continue;
+    const m = (f: (w: (typeof list)[number]) => number) => median(list.map(f));
+    rows.push([
+      E2E_LABELS[k],
+      int(m((w) => w.claims)),
+      m((w) => w.jobsPerClaim).toFixed(1),
+      `${ms(m((w) => w.claimP50Ms))} / ${ms(m((w) => w.claimP99Ms))}`,
+      `${ms(m((w) => w.completeP50Ms))} / ${ms(m((w) => w.completeP99Ms))}`,
+    ]);
+  }
+  if (!rows.length) return '';
+  return table(
+    ['worker of', 'claims answered', 'jobs a claim', 'claim p50 / p99 ms', 'complete p50 / p99 ms'],
+    rows,
+  );
+}
+
 /** Idle workers: medians over rounds; create → claim over every round's creates. */
 export function workersTable(r: Results): string {
   const rows: string[][] = [];
