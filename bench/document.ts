@@ -18,13 +18,22 @@ import {
   ms,
   profileSection,
   pushTable,
+  remoteWorkerTable,
   retainedTable,
   table,
   targetsTable,
   workersTable,
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
-import { COLLECT_INTERVAL_MS, PGBOSS_BATCH, PGBOSS_WORKERS, REMOTE_CONCURRENCY } from './scenarios/e2e.js';
+import {
+  COLLECT_INTERVAL_MS,
+  E2E_POSTGRES,
+  type E2eKind,
+  type E2eResult,
+  PGBOSS_BATCH,
+  PGBOSS_WORKERS,
+  REMOTE_CONCURRENCY,
+} from './scenarios/e2e.js';
 import { PUSH_GRACE_MS } from './scenarios/push.js';
 import { WARM_WAIT_MS } from './scenarios/workers.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
@@ -260,7 +269,10 @@ and so is its "CPU ms per job". Each is measured beside its twin, "no-op job in 
 and module, with the job \`{"skill":"${LOCAL_SKILL}","input":{}}\` of the module's in-process skill, which
 returns \`{ message: 'done' }\` at once from the server's runner (RUNNER_CONCURRENCY=16 slots); "x same job in
 process" is the remote row's rate over its twin's. The \`export\` rows do more per job (a one-row CSV
-artifact is written before the task completes).
+artifact is written before the task completes). As the worker process timed its calls (from the call to
+the answer; a claim's time includes its wait on the server while no task was queued):
+
+${remoteWorkerTable(r)}
 `
     : ''
 }`;
@@ -268,13 +280,17 @@ artifact is written before the task completes).
 
 /** What else took the cores during the end-to-end runs (results saved before it was measured have none). */
 function e2eLoad(r: Results): string {
-  const all = Object.values(r.e2e).flat();
-  const other = all.flatMap((e) => (e.otherCpu === undefined ? [] : [e.otherCpu]));
-  const client = all.flatMap((e) => (e.clientCpu === undefined ? [] : [e.clientCpu]));
-  if (!other.length) return '';
+  const all = Object.entries(r.e2e) as [E2eKind, E2eResult[]][];
+  const most = (list: [E2eKind, E2eResult[]][], f: (e: E2eResult) => number | undefined) =>
+    Math.max(...list.flatMap(([, l]) => l.flatMap((e) => (f(e) === undefined ? [] : [f(e) as number]))));
+  const pg = all.filter(([k]) => E2E_POSTGRES.includes(k));
+  const others = all.filter(([k]) => !E2E_POSTGRES.includes(k));
+  const other = most(others, (e) => e.otherCpu);
+  if (!Number.isFinite(other) && !Number.isFinite(most(pg, (e) => e.otherCpu))) return '';
+  const pgOther = most(pg, (e) => e.otherCpu);
   return `
-This process (the creates and the collecting streams) used up to ${Math.max(...client).toFixed(2)} cores during a run,
-other processes on the machine (PostgreSQL's included) up to ${Math.max(...other).toFixed(2)}${Math.max(...other) > 0.25 ? ' (**the machine was not quiet: compare ratios within the run**)' : ''}.`;
+This process (the creates and the collecting streams) used up to ${most(all, (e) => e.clientCpu).toFixed(2)} cores during a run;
+other processes on the machine up to ${Number.isFinite(other) ? other.toFixed(2) : '-'} during the SQLite and in-memory runs${other > 0.25 ? ' (**the machine was not quiet: compare ratios within the run**)' : ''}${Number.isFinite(pgOther) ? `, and up to ${pgOther.toFixed(2)} during the PostgreSQL ones, the database's own backends included` : ''}.`;
 }
 
 /** How the idle-workers rows were measured. */
@@ -290,15 +306,18 @@ the bench's remote skill loaded (SKILLS), no task created; (a) bench/servers/flo
 requests, a timer each, answering \`{"jobs":[]}\` when \`waitMs\` runs out: what node:http itself holds per
 waiting request and connection. Per server and round: ${o.idleClaims} claims of waitMs ${WARM_WAIT_MS} ms run first and
 their connections are closed (what serving claims warms is in the baseline, the connections are not); ${settle}
-of rest${o.smoke ? '' : ', and up to 15 s more until the RSS has moved by less than 256 KiB over 2 s'}; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
+of rest${o.smoke ? '' : ", then until the RSS has held still (within 512 KiB) for 10 s, at most 45 s: V8 shrinks the heap some seconds after the warm-up's garbage, and would otherwise do it during the wait"}; then ${o.durationS} s quiet (server CPU over it, RSS at its end), then the ${o.idleClaims} claims, ${settle} for each to reach the
 server and look once, then ${o.durationS} s of waiting (server CPU over it, RSS at its end). KB per waiting claim is the
 RSS growth over ${o.idleClaims}: one idle worker's connection and claim, with whatever garbage the heap holds at
-that moment (the median over rounds is shown; a round in which the heap shrank meanwhile can show less,
-even a negative growth); "answered early" counts claims answered during
+each end (the median over rounds). "answered early" counts claims answered during
 the wait (none should be: each waits ${o.idleWaitMs / 1000} s). Then, on taskhandle, ${o.idleCreates} creates one at a time (\`POST /v1/jobs\`
 of the remote skill, 50 ms apart): from the create's start to the answer of the waiting claim that got the
 task (each is then completed with its lease token); p50 and p99 over every round's creates, and the p50 of
-the create's own answer (202) beside it.
+the create's own answer (202) beside it. Last, the live heap: the claims are dropped, ${settle} of rest, a heap
+snapshot (\`--heapsnapshot-signal\`: V8 takes it after a full GC; its total self size is the live heap), the
+${o.idleClaims} claims again, ${settle}, another snapshot: "live heap KB per claim" is the growth over ${o.idleClaims}, without garbage,
+and "heap × (a) floor" compares it with node:http's own for the same requests. The snapshots come last
+because they allocate a lot: the RSS figures before them are not disturbed.
 `;
 }
 

@@ -85,10 +85,10 @@ export const USAGE = `usage: npm run bench -- [options]
   --push-tasks N        push: tasks completing at once, one webhook each (default 5000)
   --push-concurrency N  push: taskhandle's PUSH_CONCURRENCY (default 32, its own default)
   --push-timeout S      push: stop waiting for notifications S s after the first create (default 120)
-  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000); also
-                        with the job's skill remote, worked by one runWorker process (32 jobs at once)
-  --e2e-kinds LIST      e2e on these only, comma-separated (default all; a run with --only keeps no other):
-                        ${E2E_KINDS.join(',')}
+  --e2e-jobs N          e2e: jobs created, run and collected per server, 32 in flight (default 5000); also a
+                        no-op job on a remote worker (one runWorker process, 32 at once) and the same in process
+  --e2e-kinds LIST      e2e on these only, comma-separated (default all; the report's e2e section is then of
+                        these alone): ${E2E_KINDS.join(',')}
   --idle-claims N       workers: long-polling claims held at once, no task for them (default 200), each
                         waiting 30 s; then --idle-creates M creates timed until a claim gets one (default 20)
   --artifact-rows N     artifact: rows of the large export (default 12500000: a 1.00 GiB CSV file)

@@ -294,6 +294,28 @@ export function e2eTable(r: Results): string {
   );
 }
 
+/** The remote end-to-end rows as their worker process timed them: medians over rounds. */
+export function remoteWorkerTable(r: Results): string {
+  const rows: string[][] = [];
+  for (const k of E2E_KINDS) {
+    const list = (r.e2e[k] ?? []).flatMap((e) => (e.worker ? [e.worker] : []));
+    if (!isRemoteE2e(k) || !list.length) continue;
+    const m = (f: (w: (typeof list)[number]) => number) => median(list.map(f));
+    rows.push([
+      E2E_LABELS[k],
+      int(m((w) => w.claims)),
+      m((w) => w.jobsPerClaim).toFixed(1),
+      `${ms(m((w) => w.claimP50Ms))} / ${ms(m((w) => w.claimP99Ms))}`,
+      `${ms(m((w) => w.completeP50Ms))} / ${ms(m((w) => w.completeP99Ms))}`,
+    ]);
+  }
+  if (!rows.length) return '';
+  return table(
+    ['worker of', 'claims answered', 'jobs a claim', 'claim p50 / p99 ms', 'complete p50 / p99 ms'],
+    rows,
+  );
+}
+
 /** Idle workers: medians over rounds; create → claim over every round's creates. */
 export function workersTable(r: Results): string {
   const rows: string[][] = [];
@@ -305,11 +327,16 @@ export function workersTable(r: Results): string {
       SERVER_LABELS[k],
       `${int(w.waiting)} of ${int(w.claims)}`,
       int(w.answeredEarly),
-      w.quietRssMb.toFixed(1),
-      w.waitingRssMb.toFixed(1),
+      `${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)}`,
       (w.bytesPerClaim / 1024).toFixed(1),
       (r.workers[k] ?? []).map((x) => (x.bytesPerClaim / 1024).toFixed(1)).join(' / '),
-      k === 'floor' ? '1.00×' : x(w.bytesPerClaim, floor?.bytesPerClaim),
+      Number.isFinite(w.heapMb) ? w.heapMb.toFixed(1) : '-',
+      Number.isFinite(w.heapBytesPerClaim) ? (w.heapBytesPerClaim / 1024).toFixed(1) : '-',
+      k === 'floor'
+        ? Number.isFinite(w.heapBytesPerClaim)
+          ? '1.00×'
+          : '-'
+        : x(w.heapBytesPerClaim, floor?.heapBytesPerClaim),
       cpu3(w.quietCpu),
       cpu3(w.waitingCpu),
       w.createToClaim.n
@@ -324,11 +351,12 @@ export function workersTable(r: Results): string {
       'server',
       'claims waiting at the end',
       'answered early',
-      'RSS quiet MB',
-      'RSS with the claims MB',
-      'KB per waiting claim',
+      'RSS MB, quiet → claims waiting',
+      'RSS KB per claim',
       'per round',
-      '× (a) floor',
+      'live heap MB',
+      'live heap KB per claim',
+      'heap × (a) floor',
       'CPU quiet (cores)',
       'CPU while they wait (cores)',
       'create → claimed p50 / p99 ms',

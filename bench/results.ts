@@ -300,6 +300,8 @@ export interface WorkersSummary {
   quietRssMb: number;
   waitingRssMb: number;
   bytesPerClaim: number;
+  heapMb: number;
+  heapBytesPerClaim: number;
   quietCpu: number;
   waitingCpu: number;
   clientCpuMax: number;
@@ -322,6 +324,9 @@ export function summariseWorkers(rounds: readonly WorkersResult[] | undefined): 
     quietRssMb: m((r) => r.quietRssMb),
     waitingRssMb: m((r) => r.waitingRssMb),
     bytesPerClaim: m((r) => r.bytesPerClaim),
+    // results saved before the live heap was measured have none
+    heapMb: m((r) => r.heapMb ?? Number.NaN),
+    heapBytesPerClaim: m((r) => r.heapBytesPerClaim ?? Number.NaN),
     quietCpu: m((r) => r.quietCpu),
     waitingCpu: m((r) => r.waitingCpu),
     clientCpuMax: Math.max(...rounds.map((r) => r.clientCpu)),

@@ -212,7 +212,7 @@ async function main(): Promise<void> {
             waitMs: o.idleWaitMs,
             durationS: o.durationS,
             settleMs: o.smoke ? 300 : 1000,
-            rssSettleS: o.smoke ? 0 : 15,
+            rssSettleS: o.smoke ? 0 : 45,
             creates: o.idleCreates,
             quietWaitS: o.quietWaitS,
           }),
@@ -223,6 +223,7 @@ async function main(): Promise<void> {
         log(
           `${tag} idle workers ${SERVER_LABELS[k]}: ${w.waiting}/${w.claims} claims waiting, ${w.answeredEarly} answered early, ` +
             `RSS ${w.quietRssMb.toFixed(1)} → ${w.waitingRssMb.toFixed(1)} MB (${(w.bytesPerClaim / 1024).toFixed(1)} KB per claim), ` +
+            `live heap ${w.heapMb.toFixed(1)} MB + ${(w.heapBytesPerClaim / 1024).toFixed(1)} KB per claim, ` +
             `server CPU ${w.quietCpu.toFixed(3)} quiet, ${w.waitingCpu.toFixed(3)} waiting` +
             (c
               ? `; create → claimed p50 ${ms(c.p50Ms)} ms p99 ${ms(c.p99Ms)} ms (n ${c.n}), ` +

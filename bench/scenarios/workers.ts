@@ -1,10 +1,13 @@
 import { setMaxListeners } from 'node:events';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { cpuSeconds as processCpuSeconds, waitForQuiet } from '../proc-stats.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch, type RunningServer } from '../servers/launch.js';
 import { BENCH_SKILLS_MODULE, REMOTE_SKILL } from '../servers/remote.js';
 import { percentile, sleep } from '../stats.js';
+import { tempPath } from '../temp.js';
 
 /**
  * Idle workers (docs/workers.md, "Claim (long poll)"): many workers long-polling one server that has
@@ -28,7 +31,7 @@ export interface WorkersOptions {
   durationS: number;
   /** Rest after the warm-up, and time for the claims to reach the server before the wait is measured. */
   settleMs: number;
-  /** After the warm-up, wait up to this long for the server's RSS to stop moving (0: not at all). */
+  /** Then wait up to this long for the server's RSS to hold still for 10 s (0: not at all). */
   rssSettleS: number;
   /** Tasks created one at a time while the claims wait, each timed until a claim receives it. */
   creates: number;
@@ -46,8 +49,14 @@ export interface WorkersResult {
   /** Server RSS after the quiet window (no connection open), and after the waiting window. */
   quietRssMb: number;
   waitingRssMb: number;
-  /** (waiting RSS - quiet RSS) / claims: one waiting claim and its connection. */
+  /** (waiting RSS - quiet RSS) / claims: one waiting claim and its connection, and garbage. */
   bytesPerClaim: number;
+  /**
+   * The live V8 heap (a heap snapshot's total, taken after a full GC) without the claims and with
+   * them all waiting: what one waiting claim and its connection hold, without garbage.
+   */
+  heapMb: number;
+  heapBytesPerClaim: number;
   /** Server CPU in cores over the quiet window and over the waiting window. */
   quietCpu: number;
   waitingCpu: number;
@@ -75,10 +84,14 @@ interface ClaimedJob {
 
 /** Starts the server (taskhandle with the bench's remote skill), then quiet, waiting, creating. */
 export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise<WorkersResult> {
+  const snapshots = tempPath(`heap-${kind}-${++launches}`);
+  mkdirSync(snapshots, { recursive: true });
+  // SIGUSR2 writes a heap snapshot (after a full GC) into `snapshots`; nothing else changes
+  const nodeArgs = ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`];
   const server =
     kind === 'floor'
-      ? await launch('floor')
-      : await launch('taskhandle', { env: { SKILLS: BENCH_SKILLS_MODULE } });
+      ? await launch('floor', { nodeArgs })
+      : await launch('taskhandle', { nodeArgs, env: { SKILLS: BENCH_SKILLS_MODULE } });
   let pool: ClaimPool | undefined;
   try {
     // Warm-up on connections closed afterwards: what serving claims warms (code, buffers) is in the
@@ -88,7 +101,7 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
     await warm.done();
     if (warm.firstError) throw new Error(`the warm-up's claims: ${warm.firstError}`);
     await sleep(o.settleMs);
-    // the warm-up's garbage: collected (or not) by the time the quiet window ends, not during the wait
+    // V8 shrinks the heap some seconds after the warm-up's garbage: in the baseline, not in the wait
     if (o.rssSettleS > 0) await rssSettled(server, o.rssSettleS);
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => server.cpuSeconds(), 0.3);
     const quiet = await measureWindow(server, o.durationS);
@@ -117,6 +130,18 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
         await sleep(50);
       }
     }
+
+    // The live heap without the claims and with them: snapshots force a full GC (and allocate a
+    // lot), so they come after the RSS and CPU figures, on claims opened again.
+    pool.stop();
+    await sleep(o.settleMs);
+    const heap0 = await liveHeapBytes(server, snapshots);
+    pool = new ClaimPool(server.url, o.claims, o.waitMs, false);
+    await pool.allSent();
+    await sleep(o.settleMs);
+    const heap1 = await liveHeapBytes(server, snapshots);
+    error ??= pool.firstError;
+
     const crashed = server.crashed();
     return {
       claims: o.claims,
@@ -127,6 +152,8 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
       quietRssMb: quiet.rss / 2 ** 20,
       waitingRssMb: waiting.rss / 2 ** 20,
       bytesPerClaim: (waiting.rss - quiet.rss) / o.claims,
+      heapMb: heap0 / 2 ** 20,
+      heapBytesPerClaim: (heap1 - heap0) / o.claims,
       quietCpu: quiet.cpu,
       waitingCpu: waiting.cpu,
       clientCpu: waiting.clientCpu,
@@ -147,19 +174,55 @@ export async function idleWorkers(kind: WorkersKind, o: WorkersOptions): Promise
   } finally {
     pool?.stop();
     await server.stop();
+    rmSync(snapshots, { recursive: true, force: true });
   }
 }
 
-/** Resolves once the server's RSS moved by less than 256 KiB over 2 s (sampled every 250 ms), or after `maxS`. */
+let launches = 0;
+
+/** Resolves once the server's RSS stayed within 512 KiB for 10 s (sampled every 500 ms), or after `maxS`. */
 async function rssSettled(server: RunningServer, maxS: number): Promise<void> {
   const deadline = performance.now() + maxS * 1000;
   const samples: number[] = [];
   while (performance.now() < deadline) {
     samples.push(server.rssBytes());
-    const window = samples.slice(-9);
-    if (window.length === 9 && Math.max(...window) - Math.min(...window) < 256 * 1024) return;
-    await sleep(250);
+    const last = samples.slice(-21);
+    if (last.length === 21 && Math.max(...last) - Math.min(...last) < 512 * 1024) return;
+    await sleep(500);
   }
+}
+
+/**
+ * The server's live heap: the total self size of a heap snapshot, which V8 takes after a full GC
+ * (SIGUSR2, --heapsnapshot-signal). The file is read once written whole, then removed.
+ */
+async function liveHeapBytes(server: RunningServer, dir: string): Promise<number> {
+  const before = new Set(readdirSync(dir));
+  process.kill(server.pids[0] as number, 'SIGUSR2');
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    await sleep(200);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    let snapshot: HeapSnapshot;
+    try {
+      snapshot = JSON.parse(readFileSync(join(dir, file), 'utf8')) as HeapSnapshot;
+    } catch {
+      continue; // not written whole yet
+    }
+    rmSync(join(dir, file));
+    const fields = snapshot.snapshot.meta.node_fields;
+    const self = fields.indexOf('self_size');
+    let total = 0;
+    for (let i = self; i < snapshot.nodes.length; i += fields.length) total += snapshot.nodes[i] as number;
+    return total;
+  }
+  throw new Error('the server wrote no heap snapshot within 60 s');
+}
+
+interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[] } };
+  nodes: number[];
 }
 
 /** The server's CPU (cores) over `durationS`, its RSS at the end, and this process's CPU. */
