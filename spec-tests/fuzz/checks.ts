@@ -1,4 +1,5 @@
 import { METHODS } from 'node:http';
+import { TASK_STATES } from '../../src/engine/task.js';
 import type { FuzzRequest } from './requests.js';
 
 /** A response as the fuzz client read it (an event stream: its first chunk only). */
@@ -145,17 +146,6 @@ function workersRoute(r: FuzzRequest): { route: string; taskId?: string } | unde
   return r.method === 'POST' ? { route: action, taskId } : undefined;
 }
 
-const TASK_STATES = [
-  'submitted',
-  'working',
-  'input-required',
-  'auth-required',
-  'completed',
-  'failed',
-  'canceled',
-  'rejected',
-];
-
 /**
  * The workers' own rules (docs/workers.md): only WORKERS work (a caller is refused 403 before
  * anything is read, nobody 401); a 409 says `reason: "lease-lost"`, a `reason` is only ever that or
@@ -213,12 +203,12 @@ function workerAnswer(
   const isString = (v: unknown) => typeof v === 'string' && v !== '';
   const time = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
   const ended = () =>
-    body.taskId !== taskId || !TASK_STATES.includes(String(body.state))
+    body.taskId !== taskId || !(TASK_STATES as readonly string[]).includes(String(body.state))
       ? `a ${route} answer without the path's taskId and a task state`
       : undefined;
   const lease = () => {
     if (body.taskId !== taskId) return `a ${route} answer naming another task (${String(body.taskId)})`;
-    if (!TASK_STATES.includes(String(body.state)))
+    if (!(TASK_STATES as readonly string[]).includes(String(body.state)))
       return `a ${route} answer with state ${String(body.state)}`;
     if (typeof body.cancelRequested !== 'boolean') return `a ${route} answer without cancelRequested`;
     if (body.leaseExpiresAt !== undefined && !time(body.leaseExpiresAt))
