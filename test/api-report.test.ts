@@ -153,7 +153,7 @@ describe('the public API of taskhandle/worker (etc/taskhandle-worker.api.md)', (
     expect(errorsOf(r)).toBe('');
     const changed =
       'the API of taskhandle/worker changed: review etc/taskhandle-worker.api.md with ' +
-      '`npx api-extractor run --local -c api-extractor.worker.jsonc` and commit it on purpose';
+      '`npm run api:report` and commit it on purpose';
     expect(r.result.apiReportChanged, `${changed}\n\n${diffOf(r)}`).toBe(false);
   });
 });
