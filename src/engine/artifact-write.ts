@@ -41,12 +41,8 @@ export function planArtifact(
   const { append = false, lastChunk = false, ...rest } = update;
   const adding = update.parts.reduce((sum, p) => sum + partBytes(p), 0);
   const bytes = (append ? (soFar.bytes.get(artifactId) ?? 0) : 0) + adding;
-  const max = Math.min(limits.maxArtifactBytes, o.maxArtifactBytes ?? Number.POSITIVE_INFINITY);
-  if (bytes > max)
-    throw new JobError(
-      `artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`,
-      'artifact-too-large',
-    );
+  const max = artifactCap(limits, o.maxArtifactBytes);
+  if (bytes > max) throw tooLarge(artifactId, bytes, max);
   const inline =
     bytes <= limits.inlineArtifactBytes && soFar.inlineBytes + adding <= limits.inlineArtifactBytes;
   const blobs: Buffer[] = [];
@@ -65,10 +61,28 @@ export function planArtifact(
     write: {
       events: [{ kind: 'artifact', artifact: { ...rest, parts, artifactId }, append, lastChunk }],
       blobs,
-      storage: { owner: o.owner, bytes: adding, quota: limits.maxStoredBytes || undefined },
+      storage: storageOf(o.owner, adding, limits),
     },
   };
 }
+
+/** The most bytes one artifact may hold: the server's MAX_ARTIFACT_BYTES, or the skill's own cap if lower. */
+export const artifactCap = (limits: EngineLimits, skillMax: number | undefined): number =>
+  Math.min(limits.maxArtifactBytes, skillMax ?? Number.POSITIVE_INFINITY);
+
+/** The failure of a job whose artifact would outgrow its cap (nothing of the refused part is written). */
+export const tooLarge = (artifactId: string, bytes: number, max: number): JobError =>
+  new JobError(
+    `artifact ${artifactId} would hold ${bytes} bytes; at most ${max} are kept`,
+    'artifact-too-large',
+  );
+
+/** What a write of `bytes` artifact bytes adds to its owner's stored total, under MAX_STORED_BYTES. */
+export const storageOf = (owner: string, bytes: number, limits: EngineLimits): GuardedWrite['storage'] => ({
+  owner,
+  bytes,
+  quota: limits.maxStoredBytes || undefined,
+});
 
 /** What a task's folded artifacts ({@link foldArtifacts}) hold: each one's bytes, and those inline. */
 export function artifactsSoFar(artifacts: Iterable<Artifact>): ArtifactsSoFar {

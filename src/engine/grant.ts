@@ -103,3 +103,18 @@ export function normalizeApproverName(name: string): string | undefined {
   if (!match?.[2]) return undefined;
   return match[1] === 'jwt:' ? `jwt:${match[2]}` : match[2];
 }
+
+/**
+ * A question's approver names in their stored form, or (the first malformed one) the words that
+ * say which and why, for the asker to refuse in its own terms (a job's failure, a worker's 400).
+ */
+export function normalizeApprovers(names: readonly string[]): { names: string[] } | { problem: string } {
+  const normalized: string[] = [];
+  for (const [i, name] of names.entries()) {
+    const one = normalizeApproverName(name);
+    if (one === undefined)
+      return { problem: `approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}` };
+    normalized.push(one);
+  }
+  return { names: normalized };
+}

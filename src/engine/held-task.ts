@@ -17,6 +17,21 @@ export interface HoldRules {
   random?: () => number;
 }
 
+/**
+ * Publishes what a claim wrote (a fresh claim's `working` status) and tells the observer: a
+ * takeover, or a fresh claim with its time in the queue when it is the task's first run (a re-run's
+ * wait began with an answer the record no longer dates). Every claimer, runner or worker, does both.
+ */
+export function announceClaim(journal: Journal, c: ClaimedTask, now: number): void {
+  journal.publish(c);
+  const { skill, attempts, createdAt } = c.record;
+  journal.observer.claimed(
+    skill,
+    c.interrupted,
+    !c.interrupted && attempts === 1 ? now - createdAt : undefined,
+  );
+}
+
 /** A question that parks a run: the task waits in input-required until it is answered. */
 export interface Question {
   prompt: string;

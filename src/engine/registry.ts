@@ -1,7 +1,7 @@
 import { zodWords } from '../words/zod-words.js';
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
-import type { AnySkill } from './skill.js';
+import { type AnySkill, isRemote } from './skill.js';
 import { type SkillInput, skillInput } from './skill-input.js';
 
 /** The skills this agent offers: how a caller's choice and input are checked. */
@@ -14,6 +14,8 @@ export class SkillRegistry {
    * operator chose one; without it such a message is refused, listing the skills.
    */
   readonly defaultSkill: string | undefined;
+  /** The ids of the remote skills, whose tasks workers claim (faces/workers), never the runner. */
+  readonly remote: readonly string[];
 
   /**
    * Throws an Error naming the skill when one is defined twice or its JSON Schema input cannot be
@@ -31,6 +33,7 @@ export class SkillRegistry {
       );
     }
     this.defaultSkill = defaultSkill;
+    this.remote = skills.filter(isRemote).map((s) => s.id);
   }
 
   get(id: string): AnySkill | undefined {

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { artifactsSoFar, planArtifact } from './artifact-write.js';
+import { artifactCap, artifactsSoFar, planArtifact, storageOf, tooLarge } from './artifact-write.js';
 import { foldArtifacts } from './artifacts.js';
 import { ClaimDesk, type ClaimRequest } from './claim-desk.js';
 import { EngineError, isJobError, JobError } from './errors.js';
-import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
-import { HeldTask, type HoldRules } from './held-task.js';
-import { type ArtifactUpdate, isRemote } from './skill.js';
+import { normalizeApprovers } from './grant.js';
+import { announceClaim, HeldTask, type HoldRules } from './held-task.js';
+import type { ArtifactUpdate } from './skill.js';
 import { BLOB_PIECE_BYTES, type GuardedWrite, isQuotaExceeded, type WriteResult } from './store-port.js';
 import type { Message, Progress, TaskRecord, TaskState } from './task.js';
 
@@ -114,11 +114,8 @@ export class RemoteRuns {
   }
 
   /** The remote skills' ids: what workers may claim. */
-  get skills(): string[] {
-    return this.#o.engine.skills
-      .all()
-      .filter(isRemote)
-      .map((s) => s.id);
+  get skills(): readonly string[] {
+    return this.#o.engine.skills.remote;
   }
 
   /** Claims waiting now, per skill they wait for. */
@@ -199,10 +196,7 @@ export class RemoteRuns {
     const { engine } = this.#o;
     const { artifactId, append = false, ...about } = upload;
     const before = append ? ((await this.#soFar(held)).bytes.get(artifactId) ?? 0) : 0;
-    const max = Math.min(
-      engine.limits.maxArtifactBytes,
-      engine.skills.get(held.record.skill)?.maxArtifactBytes ?? Number.POSITIVE_INFINITY,
-    );
+    const max = artifactCap(engine.limits, engine.skills.get(held.record.skill)?.maxArtifactBytes);
     let bytes = 0;
     let chunks = 0;
     let state = this.#stateOf(held.record);
@@ -222,11 +216,7 @@ export class RemoteRuns {
           },
         ],
         blobs: [piece],
-        storage: {
-          owner: held.record.owner,
-          bytes: piece.length,
-          quota: engine.limits.maxStoredBytes || undefined,
-        },
+        storage: storageOf(held.record.owner, piece.length, engine.limits),
       }).catch((err: unknown) => this.#refusedArtifact(held, err));
       chunks++;
     };
@@ -235,15 +225,7 @@ export class RemoteRuns {
     let full: Buffer | undefined; // a whole piece, written once the next byte shows it is not the last
     for await (const chunk of body) {
       bytes += chunk.length;
-      if (before + bytes > max) {
-        await this.#refusedArtifact(
-          held,
-          new JobError(
-            `artifact ${artifactId} would hold more than ${max} bytes; at most ${max} are kept`,
-            'artifact-too-large',
-          ),
-        );
-      }
+      if (before + bytes > max) await this.#refusedArtifact(held, tooLarge(artifactId, before + bytes, max));
       let data = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
       while (data.length > 0) {
         const take = Math.min(BLOB_PIECE_BYTES - pendingBytes, data.length);
@@ -271,16 +253,9 @@ export class RemoteRuns {
    * does: 'submitted' when an answer came while the run worked (it is queued again at once).
    */
   async ask(taskId: string, leaseToken: string, q: RemoteQuestion): Promise<'input-required' | 'submitted'> {
-    const approvers = (q.approvers ?? []).map((name, i) => {
-      const normalized = normalizeApproverName(name);
-      if (normalized === undefined) {
-        throw new EngineError(
-          'invalid-params',
-          `approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`,
-        );
-      }
-      return normalized;
-    });
+    const checked = normalizeApprovers(q.approvers ?? []);
+    if ('problem' in checked) throw new EngineError('invalid-params', checked.problem);
+    const approvers = checked.names;
     const held = await this.#held(taskId, leaseToken);
     const seen = await this.#answersAtStart(held);
     const state = await held.park(
@@ -338,13 +313,8 @@ export class RemoteRuns {
       });
       const jobs: ClaimedJob[] = [];
       for (const c of claimed) {
-        journal.publish(c);
-        const { skill, attempts, createdAt } = c.record;
-        journal.observer.claimed(
-          skill,
-          c.interrupted,
-          !c.interrupted && attempts === 1 ? now - createdAt : undefined,
-        );
+        announceClaim(journal, c, now);
+        const { skill, attempts } = c.record;
         const log = logger.child({ taskId: c.record.id, skill, attempt: attempts, worker: claim.worker });
         const held = new HeldTask(this.#o, c, log);
         if (!(await held.takeOver(c.interrupted))) continue;

@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
 import { runEnded, traceRun } from '../telemetry/task-spans.js';
-import { partBytes } from './artifacts.js';
+import { artifactsSoFar } from './artifact-write.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { ClaimPolicy } from './fair-share.js';
-import { HeldTask } from './held-task.js';
+import { announceClaim, HeldTask } from './held-task.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
-import type { EngineObserver, JobOutcome } from './observer.js';
+import type { JobOutcome } from './observer.js';
 import { type AbortReason, isRemote, type SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded, type SkillFilter } from './store-port.js';
-import type { Message, TaskView } from './task.js';
+import type { Message } from './task.js';
 
 export interface RunnerOptions {
   /** Reads tasks and finds their skills. */
@@ -82,8 +82,8 @@ export class Runner {
 
   constructor(options: RunnerOptions) {
     this.#options = options;
-    const remote = options.engine.skills.all().filter(isRemote);
-    this.#local = remote.length > 0 ? { except: remote.map((s) => s.id) } : undefined;
+    const { remote } = options.engine.skills;
+    this.#local = remote.length > 0 ? { except: remote } : undefined;
   }
 
   start(): void {
@@ -138,8 +138,7 @@ export class Runner {
     );
     journal.observer.stored('claim', performance.now() - started);
     for (const c of claimed) {
-      journal.publish(c);
-      observeClaim(journal.observer, c, now);
+      announceClaim(journal, c, now);
       this.#start(c);
     }
     if (claimed.length === free) this.#again = true;
@@ -199,7 +198,7 @@ export class Runner {
 
     const ctx = new RunContext(journal, engine.limits, record, leaseToken, controller, view.history, {
       maxArtifactBytes: skill.maxArtifactBytes,
-      inlineBytes: inlineBytes(view),
+      inlineBytes: artifactsSoFar(view.artifacts).inlineBytes,
     });
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
@@ -298,19 +297,3 @@ const JOB_OUTCOMES: Record<Ending, JobOutcome> = {
   'store-failed': 'store-failed',
   failed: 'failed',
 };
-
-/**
- * Tells the observer of a claim: a takeover, or a fresh claim (submitted -> working) with its time
- * in the queue when it is the task's first run (a re-run's wait began with an answer the record no
- * longer dates).
- */
-function observeClaim(observer: EngineObserver, c: ClaimedTask, now: number): void {
-  const { skill, attempts, createdAt } = c.record;
-  observer.claimed(skill, c.interrupted, !c.interrupted && attempts === 1 ? now - createdAt : undefined);
-}
-
-/** The artifact bytes a task already holds inline (linked artifacts are stored out of the log). */
-const inlineBytes = (view: TaskView): number =>
-  view.artifacts
-    .flatMap((a) => a.parts)
-    .reduce((sum, p) => sum + (p.url === undefined ? partBytes(p) : 0), 0);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { planArtifact } from './artifact-write.js';
 import { agentText } from './context.js';
 import { JobError } from './errors.js';
-import { APPROVER_NAME_FORMS, normalizeApproverName } from './grant.js';
+import { normalizeApprovers } from './grant.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
@@ -164,17 +164,13 @@ export class RunContext<I> implements SkillContext<I> {
 
   async ask<T = unknown>(request: InputRequest<T>): Promise<Answer<T>> {
     // Checked on every run, not only when the task parks: a bad name fails the job the first time.
-    const approvers = (request.approvers ?? []).map((name, i) => {
-      const normalized = normalizeApproverName(name);
-      if (normalized === undefined) {
-        throw new JobError(`ask: approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}`);
-      }
-      return normalized;
-    });
+    const checked = normalizeApprovers(request.approvers ?? []);
+    if ('problem' in checked) throw new JobError(`ask: ${checked.problem}`);
+    const approvers = checked.names;
     let refused: string | undefined;
     while (this.#asked < this.#answers.length) {
       const message = this.#answers[this.#asked++] as Message;
-      const from = (message.metadata?.[ANSWERED_BY] as string | undefined) ?? this.#owner;
+      const from = answeredBy(message, this.#owner);
       const raw = answerValue(message);
       if (!request.schema) return { value: raw as T, message, from };
       const parsed = request.schema.safeParse(raw);
@@ -237,6 +233,10 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> | undefined {
 
 const sameProgress = (a: Progress, b: Progress | undefined): boolean =>
   b !== undefined && a.percent === b.percent && a.message === b.message;
+
+/** Who gave an answer: the approver the engine recorded on it, else the task's owner. */
+export const answeredBy = (message: Message, owner: string): string =>
+  (message.metadata?.[ANSWERED_BY] as string | undefined) ?? owner;
 
 /** What an answer says: its first data part, else its text (trimmed). */
 export function answerValue(message: Message): unknown {

@@ -1,7 +1,6 @@
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { ClaimedJob } from '../../engine/remote-runs.js';
-import { answerValue } from '../../engine/skill-context.js';
-import { ANSWERED_BY } from '../../engine/task.js';
+import { answeredBy, answerValue } from '../../engine/skill-context.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import type { WorkersOptions } from './options.js';
@@ -78,7 +77,7 @@ function jobDocument(job: ClaimedJob, leaseMs: number) {
     message: fromCaller[0],
     answers: fromCaller.slice(1).map((message) => ({
       value: answerValue(message),
-      from: (message.metadata?.[ANSWERED_BY] as string | undefined) ?? record.owner,
+      from: answeredBy(message, record.owner),
       message,
     })),
     attempt: record.attempts,
