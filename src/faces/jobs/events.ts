@@ -24,8 +24,8 @@ export async function jobEvents(res: Response, o: JobEventsOptions): Promise<voi
   res.once('close', () => gone.abort());
   const signal = AbortSignal.any([gone.signal, o.shutdown]);
   const items = o.engine.stream(o.owner, o.id, { afterSeq: o.afterSeq, until: 'terminal', signal });
-  // The first item before the stream opens: a refusal (MAX_STREAMS, a task gone) is a problem
-  // document, not an SSE stream that ends at once.
+  // The first item before the stream opens: a refusal (a task not found or not the caller's,
+  // MAX_STREAMS) is a problem document, not an SSE stream that ends at once.
   const first = await items.next();
   const sse = new SseWriter(res, o.keepAliveMs);
   const send = async (item: StreamItem) => {

@@ -95,7 +95,6 @@ export const streamEvents =
   async (req, res) => {
     const owner = ownerOf(res);
     const id = String(req.params.id);
-    await o.engine.record(owner, id); // 404 before the stream opens
     const last = req.get('Last-Event-ID');
     const afterSeq = last !== undefined && /^\d+$/.test(last.trim()) ? Number(last) : undefined;
     await jobEvents(res, {
