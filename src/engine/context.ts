@@ -5,11 +5,11 @@ import type { ClaimPolicy } from './fair-share.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
-import type { OpenStreams } from './open-streams.js';
 import type { PushConfigs } from './push-configs.js';
 import type { QueueCountsCache } from './queue-counts.js';
 import type { SkillRegistry } from './registry.js';
 import type { TooManyTasks } from './store-port.js';
+import type { StreamSlots } from './stream-slots.js';
 import type { Message } from './task.js';
 
 /**
@@ -37,7 +37,7 @@ export interface EngineContext {
   /** Queued tasks' standing counts, kept for a second (engine/queue.ts). */
   queueCounts: QueueCountsCache;
   /** Task streams open per holder, bounded (MAX_STREAMS). */
-  streams: OpenStreams;
+  streams: StreamSlots;
 }
 
 /** What callers may ask of their task's place in their own queue (docs/scheduling.md). */

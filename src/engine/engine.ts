@@ -9,7 +9,6 @@ import type { ClaimPolicy } from './fair-share.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js';
-import { OpenStreams } from './open-streams.js';
 import {
   grantOperator,
   type OperatorGrant,
@@ -40,6 +39,7 @@ import {
 } from './reads.js';
 import type { SkillRegistry } from './registry.js';
 import type { ListPage } from './store-port.js';
+import { StreamSlots } from './stream-slots.js';
 import { type StreamItem, type StreamOptions, stream, waitUntil } from './streams.js';
 import { type Submission, type Submitted, submit } from './submit.js';
 import type { TaskRecord, TaskState, TaskView } from './task.js';
@@ -106,7 +106,7 @@ export class Engine {
       priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
       claimPolicy: options.claimPolicy ?? {},
       queueCounts: new QueueCountsCache(),
-      streams: new OpenStreams(limits.maxStreams),
+      streams: new StreamSlots(limits.maxStreams),
     };
   }
 

@@ -6,7 +6,7 @@ import { EngineError } from './errors.js';
  * a stream past the bound is refused before anything is read. Per instance: behind a load balancer
  * a holder may have this many on each.
  */
-export class OpenStreams {
+export class StreamSlots {
   readonly #open = new Map<string, number>();
   readonly #max: number;
 
