@@ -1,7 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTask, send, skillMessage } from './a2a.js';
@@ -9,6 +5,7 @@ import { type FuzzResponse, faceOf, heldRun, isWorkers, violation } from './fuzz
 import { fuzzClient } from './fuzz/client.js';
 import { aimedAt, type FuzzRequest, fuzzRequest, workers } from './fuzz/requests.js';
 import { type Agent, apiKeyHeader, launch, newApiKey } from './harness.js';
+import { moduleFolder, TASKHANDLE } from './skill-module.js';
 
 /** Requests per run: FUZZ_RUNS (100000 for the long run), else 5000. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
@@ -23,10 +20,8 @@ const HELD_RUNS = Math.max(1, Math.ceil(RUNS / 50));
  * A remote skill beside the built-in ones, which the fuzz's worker (robot, WORKERS) claims and
  * works over /v1/workers (docs/workers.md); retried once on a retryable failure.
  */
-const TASKHANDLE = pathToFileURL(fileURLToPath(new URL('../dist/src/index.js', import.meta.url))).href;
-const SKILLS = join(mkdtempSync(join(tmpdir(), 'taskhandle-fuzz-')), 'remote.mjs');
-writeFileSync(
-  SKILLS,
+const SKILLS = moduleFolder('fuzz').write(
+  'remote.mjs',
   `import { defineRemoteSkill } from '${TASKHANDLE}';
 export const render = defineRemoteSkill({
   id: 'render', description: 'Renders on a worker', input: { type: 'object' },

@@ -1,25 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDLE, skillMessage, V1 } from './a2a.js';
 import { type Agent, launch, runCli } from './harness.js';
+import { moduleFolder, TASKHANDLE, ZOD } from './skill-module.js';
 
-/** The package's entry and zod, as a module written outside the repository imports them. */
-const TASKHANDLE = pathToFileURL(fileURLToPath(new URL('../dist/src/index.js', import.meta.url))).href;
-const ZOD = pathToFileURL(fileURLToPath(new URL('../node_modules/zod/index.js', import.meta.url))).href;
-
-const dir = mkdtempSync(join(tmpdir(), 'taskhandle-skill-modules-'));
-
-/** Writes an ES module into the temporary folder; returns its path. */
-function moduleFile(name: string, source: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, source);
-  return file;
-}
+const { dir, write: moduleFile } = moduleFolder('skill-modules');
 
 const REPORT = moduleFile(
   'report.mjs',

@@ -1,11 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { skipWithoutPostgres } from './postgres.js';
+import { moduleFolder, TASKHANDLE } from './skill-module.js';
 
 /**
  * Remote workers of a cluster: two server instances on one PostgreSQL schema, three workers
@@ -14,11 +11,8 @@ import { skipWithoutPostgres } from './postgres.js';
  */
 const noPostgres = await skipWithoutPostgres();
 
-const TASKHANDLE = pathToFileURL(fileURLToPath(new URL('../dist/src/index.js', import.meta.url))).href;
-const dir = mkdtempSync(join(tmpdir(), 'taskhandle-workers-cluster-'));
-const SKILLS = join(dir, 'remote.mjs');
-writeFileSync(
-  SKILLS,
+const SKILLS = moduleFolder('workers-cluster').write(
+  'remote.mjs',
   `import { defineRemoteSkill } from '${TASKHANDLE}';
 export const render = defineRemoteSkill({
   id: 'render', description: 'Renders a frame', input: { type: 'object' },

@@ -1,22 +1,18 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, skillMessage, V1 } from './a2a.js';
 import { type Agent, hashApiKey, launch, newApiKey } from './harness.js';
+import { moduleFolder, TASKHANDLE, ZOD } from './skill-module.js';
 
 /**
  * The worker protocol (docs/workers.md) as a worker in any language speaks it: plain HTTP + JSON
  * against the real server, a remote skill declared in a skills module.
  */
 
-const TASKHANDLE = pathToFileURL(fileURLToPath(new URL('../dist/src/index.js', import.meta.url))).href;
-const ZOD = pathToFileURL(fileURLToPath(new URL('../node_modules/zod/index.js', import.meta.url))).href;
-const dir = mkdtempSync(join(tmpdir(), 'taskhandle-workers-'));
-const SKILLS = join(dir, 'remote.mjs');
-writeFileSync(
-  SKILLS,
+const folder = moduleFolder('workers');
+const SKILLS = folder.write(
+  'remote.mjs',
   `import { defineRemoteSkill, defineSkill } from '${TASKHANDLE}';
 import { z } from '${ZOD}';
 export const resize = defineRemoteSkill({
@@ -358,7 +354,7 @@ describe('who may work', () => {
 
 describe('a worker limited to some skills', () => {
   it("claims only its keys file's skills: all of them by default, and 403 for another", async () => {
-    const keysFile = join(dir, 'keys.json');
+    const keysFile = join(folder.dir, 'keys.json');
     const key = newApiKey();
     writeFileSync(
       keysFile,
