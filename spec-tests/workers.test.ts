@@ -49,6 +49,7 @@ beforeAll(async () => {
       LEASE_MS: '1500',
       RUNNER_POLL_MS: '100',
       MAX_ARTIFACT_BYTES: '200000',
+      MAX_STORED_BYTES: '1000000',
       METRICS_TOKEN: 'scrape-me-0123456789',
       OPERATORS: 'acme/alice',
       MAX_WAITING_CLAIMS: '3',
@@ -257,6 +258,29 @@ describe('remote workers', () => {
     const failed = await job(id);
     expect(failed.status).toBe('failed');
     expect(failed.statusMessage).toMatch(/at most 200000 are kept/);
+  });
+
+  it('an upload again under the same id (not appended) replaces the artifact, stored and counted once', async () => {
+    const id = await createJob('resize', { width: 9 });
+    const claimed = await claimTask(id);
+    const headers = {
+      ...worker,
+      'Lease-Token': claimed.lease.token,
+      'content-type': 'application/octet-stream',
+    };
+    // Eight uploads of 150,000 bytes: 1.2 MB as copies, past MAX_STORED_BYTES (1 MB); 150 KB as one.
+    for (let fill = 1; fill <= 8; fill++) {
+      const put = await fetch(`${agent.url}/v1/workers/jobs/${id}/artifacts/frame?filename=frame.bin`, {
+        method: 'PUT',
+        headers,
+        body: Buffer.alloc(150_000, fill),
+      });
+      expect(put.status).toBe(200);
+    }
+    const download = await fetch(`${agent.url}/v1/jobs/${id}/artifacts/frame`, { headers: caller });
+    expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.alloc(150_000, 8))).toBe(true);
+    await write(id, claimed.lease.token, 'complete', {});
+    expect((await job(id)).status).toBe('completed');
   });
 });
 

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { withContent } from '../src/engine/artifact-reader.js';
 import { ARTIFACT_BYTES } from '../src/engine/artifacts.js';
+import type { LoggedEvent } from '../src/engine/events.js';
 import { defineSkill } from '../src/engine/skill.js';
 import {
   answer,
@@ -56,10 +58,34 @@ const asker = defineSkill({
   },
 });
 
+/** Writes the same by-reference artifact on every run (as a job replayed with an answer does), asking once. */
+const rewriter = defineSkill({
+  id: 'rewriter',
+  description: 'writes one artifact again on each run',
+  input: z.object({ size: z.number() }),
+  pollIntervalMs: 100,
+  ttlMs: 60_000,
+  onInterrupt: 'fail',
+  async run(ctx) {
+    await ctx.artifact({
+      artifactId: 'report',
+      name: 'report.txt',
+      parts: [{ text: 'r'.repeat(ctx.input.size) }],
+    });
+    await ctx.requestInput('again?');
+    await ctx.artifact({
+      artifactId: 'report',
+      name: 'report.txt',
+      parts: [{ text: 'R'.repeat(ctx.input.size) }],
+    });
+    return undefined;
+  },
+});
+
 let h: Harness;
 beforeEach(() => {
   h = harness(dirs.make(), {
-    skills: [writer, asker],
+    skills: [writer, asker, rewriter],
     limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
   });
   h.startRunner();
@@ -117,5 +143,29 @@ describe('artifacts past the inline size', () => {
     expect(artifacts.map((a) => a.artifactId)).toEqual(['a0']);
     const other = await submit(h.engine, call('writer', { count: 2, size: 4000 }), 'bob');
     await waitForState(h.engine, other, 'completed');
+  });
+
+  it('an artifact written again (same id, each run) is stored and counted once: the quota holds it, its old content is gone', async () => {
+    // 12,000 bytes against a quota of 20,000: written three times (twice in the run that asks,
+    // once more in the run that answers), counted as three copies it would fail.
+    const id = await submit(h.engine, call('rewriter', { size: 12_000 }));
+    await waitForState(h.engine, id, 'input-required');
+    await answer(h.engine, id, text('yes'));
+    await waitForState(h.engine, id, 'completed');
+    expect(await artifactText(h.engine, id, 'report.txt')).toBe('R'.repeat(12_000));
+    // The old copies' pieces were dropped: only the last write's event holds stored content.
+    const found = await h.store.getTaskWithLog(id, Date.now());
+    const seqs = (found?.log ?? []).filter((e) => e.event.kind === 'artifact').map((e) => e.seq);
+    const held = await Promise.all(seqs.map((seq) => h.store.readBlobPiece(id, seq, 0, 0)));
+    expect(held.map((piece) => piece !== undefined)).toEqual([false, false, true]);
+    // A stream replaying the log from its start shows a dropped copy as a link to what it is now.
+    const first = found?.log.find((e) => e.seq === seqs[0]) as LoggedEvent;
+    const replayed = await withContent(h.store, first, (a) => `/v1/jobs/${id}/artifacts/${a}`);
+    expect(replayed.event.kind === 'artifact' && replayed.event.artifact.parts).toEqual([
+      expect.objectContaining({ url: `/v1/jobs/${id}/artifacts/report` }),
+    ]);
+    // What is left of the quota is the rest of it: another 8,000 bytes fit.
+    const more = await submit(h.engine, call('writer', { count: 2, size: 4000 }));
+    await waitForState(h.engine, more, 'completed');
   });
 });

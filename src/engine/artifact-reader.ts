@@ -44,9 +44,16 @@ async function* readBlob(
   for (let piece = Math.floor(from / BLOB_PIECE_BYTES); piece * BLOB_PIECE_BYTES < to; piece++) {
     const data = await store.readBlobPiece(taskId, blob.seq, blob.part, piece);
     // The task was swept while its file was being read: end short rather than make bytes up.
-    if (!data) throw new Error(`artifact content of task ${taskId} is gone (the task expired)`);
+    if (!data) throw new ContentGone(taskId);
     const base = piece * BLOB_PIECE_BYTES;
     yield data.subarray(Math.max(from - base, 0), Math.min(to - base, data.length));
+  }
+}
+
+/** Stored content that is no longer there: its task expired, or (for an old event) it was replaced. */
+class ContentGone extends Error {
+  constructor(taskId: string) {
+    super(`artifact content of task ${taskId} is gone (the task expired)`);
   }
 }
 
@@ -70,14 +77,22 @@ export async function withContent(
       parts.push(p);
       continue;
     }
-    if (p.blob.size > MAX_STREAMED_PART_BYTES) {
-      const { blob, ...rest } = p;
-      parts.push({ ...rest, url: link(event.artifact.artifactId) });
+    const { blob, ...rest } = p;
+    const linked = { ...rest, url: link(event.artifact.artifactId) };
+    if (blob.size > MAX_STREAMED_PART_BYTES) {
+      parts.push(linked);
       continue;
     }
-    const located: LocatedBlob = { ...p.blob, seq: entry.seq, part: index };
+    const located: LocatedBlob = { ...blob, seq: entry.seq, part: index };
     const chunks: Buffer[] = [];
-    for await (const chunk of readBlob(store, entry.taskId, located, 0, p.blob.size)) chunks.push(chunk);
+    try {
+      for await (const chunk of readBlob(store, entry.taskId, located, 0, blob.size)) chunks.push(chunk);
+    } catch (err) {
+      // An old chunk of an artifact written again since: its content was dropped; the link shows what it is now.
+      if (!(err instanceof ContentGone)) throw err;
+      parts.push(linked);
+      continue;
+    }
     parts.push(fromBlobPart(p, Buffer.concat(chunks)));
   }
   return { ...entry, event: { ...event, artifact: { ...event.artifact, parts } } };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { partBytes, toBlobPart } from './artifacts.js';
+import { type LocatedBlob, partBytes, toBlobPart } from './artifacts.js';
 import { JobError } from './errors.js';
 import type { EngineLimits } from './limits.js';
 import type { ArtifactUpdate } from './skill.js';
@@ -12,6 +12,14 @@ export interface ArtifactsSoFar {
   bytes: ReadonlyMap<string, number>;
   /** Artifact bytes the task holds inline (in its log), all artifacts together. */
   inlineBytes: number;
+  /** Each artifact's content held beside the log (blob parts), by artifact id. */
+  stored: ReadonlyMap<string, StoredContent>;
+}
+
+/** An artifact's content held beside the log: the events whose blob pieces hold it, and its bytes. */
+export interface StoredContent {
+  seqs: readonly number[];
+  bytes: number;
 }
 
 /** An artifact write, planned: its id, its event and blobs, and the figures to remember after it. */
@@ -22,6 +30,9 @@ export interface ArtifactPlan {
   bytes: number;
   /** Bytes the write adds inline (0 when its content goes beside the log). */
   inlineAdded: number;
+  /** Bytes the write puts beside the log (0 when its content goes inline). */
+  storedAdded: number;
+  append: boolean;
 }
 
 /**
@@ -30,6 +41,11 @@ export interface ArtifactPlan {
  * server's MAX_ARTIFACT_BYTES, or the skill's own); content past the inline size goes beside the
  * log as blob parts. The inline size bounds the task too: many small artifacts together go by
  * reference as well. The store refuses the write whole past the owner's quota.
+ *
+ * A write that replaces an artifact (same id, not appended) drops the content the artifact held
+ * beside the log, in the same transaction, and gives those bytes back to the owner's quota: a job
+ * run again (after a crash, or with an answer) that writes its artifacts again holds them once.
+ * Content that was inline stays in the log, so it stays counted.
  */
 export function planArtifact(
   update: ArtifactUpdate,
@@ -46,6 +62,7 @@ export function planArtifact(
   const inline =
     bytes <= limits.inlineArtifactBytes && soFar.inlineBytes + adding <= limits.inlineArtifactBytes;
   const blobs: Buffer[] = [];
+  const replaced = append ? undefined : soFar.stored.get(artifactId);
   const parts = inline
     ? rest.parts
     : rest.parts.map((p) => {
@@ -57,13 +74,43 @@ export function planArtifact(
   return {
     artifactId,
     bytes,
+    append,
     inlineAdded: inline ? adding : 0,
+    storedAdded: blobs.reduce((sum, b) => sum + b.length, 0),
     write: {
       events: [{ kind: 'artifact', artifact: { ...rest, parts, artifactId }, append, lastChunk }],
       blobs,
-      storage: storageOf(o.owner, adding, limits),
+      storage: storageOf(o.owner, adding - (replaced?.bytes ?? 0), limits),
+      ...(replaced && { dropBlobs: replaced.seqs }),
     },
   };
+}
+
+/**
+ * A run's running account of its task's artifacts, kept as it writes them (in-process jobs write
+ * one after another, so nothing needs reading back): starts from what the log held when it began.
+ */
+export class ArtifactTally implements ArtifactsSoFar {
+  readonly bytes: Map<string, number>;
+  readonly stored: Map<string, StoredContent>;
+  inlineBytes: number;
+
+  constructor(soFar: ArtifactsSoFar) {
+    this.bytes = new Map(soFar.bytes);
+    this.stored = new Map(soFar.stored);
+    this.inlineBytes = soFar.inlineBytes;
+  }
+
+  /** Counts a planned write once the store holds it as event `seq`. */
+  wrote(plan: ArtifactPlan, seq: number): void {
+    this.bytes.set(plan.artifactId, plan.bytes);
+    this.inlineBytes += plan.inlineAdded;
+    const before = plan.append ? this.stored.get(plan.artifactId) : undefined;
+    const seqs = plan.storedAdded > 0 ? [...(before?.seqs ?? []), seq] : (before?.seqs ?? []);
+    const bytes = (before?.bytes ?? 0) + plan.storedAdded;
+    if (seqs.length > 0) this.stored.set(plan.artifactId, { seqs, bytes });
+    else this.stored.delete(plan.artifactId);
+  }
 }
 
 /** The most bytes one artifact may hold: the server's MAX_ARTIFACT_BYTES, or the skill's own cap if lower. */
@@ -84,18 +131,29 @@ export const storageOf = (owner: string, bytes: number, limits: EngineLimits): G
   quota: limits.maxStoredBytes || undefined,
 });
 
-/** What a task's folded artifacts ({@link foldArtifacts}) hold: each one's bytes, and those inline. */
+/**
+ * What a task's folded artifacts ({@link foldArtifacts}: blob parts located in the log) hold: each
+ * one's bytes, those inline, and where each one's content beside the log is.
+ */
 export function artifactsSoFar(artifacts: Iterable<Artifact>): ArtifactsSoFar {
   const bytes = new Map<string, number>();
+  const stored = new Map<string, StoredContent>();
   let inlineBytes = 0;
   for (const a of artifacts) {
     let size = 0;
+    const seqs = new Set<number>();
+    let storedBytes = 0;
     for (const p of a.parts) {
       const n = partBytes(p);
       size += n;
-      if (!p.blob && p.url === undefined) inlineBytes += n;
+      const seq = (p.blob as Partial<LocatedBlob> | undefined)?.seq;
+      if (seq !== undefined) {
+        seqs.add(seq);
+        storedBytes += n;
+      } else if (!p.blob && p.url === undefined) inlineBytes += n;
     }
     bytes.set(a.artifactId, size);
+    if (seqs.size > 0) stored.set(a.artifactId, { seqs: [...seqs], bytes: storedBytes });
   }
-  return { bytes, inlineBytes };
+  return { bytes, inlineBytes, stored };
 }

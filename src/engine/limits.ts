@@ -10,7 +10,7 @@ export interface EngineLimits {
   maxHistoryMessages: number;
   /** Bytes (as JSON) of the messages in one task's history: a task is read whole, so it stays small. */
   maxHistoryBytes: number;
-  /** Bytes of one artifact (all its chunks), as a skill writes it in one run. */
+  /** Bytes of one artifact (all its chunks, appended over any runs of the task). */
   maxArtifactBytes: number;
   /** An artifact past this many bytes is stored out of the log and shown by reference. */
   inlineArtifactBytes: number;

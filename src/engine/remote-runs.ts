@@ -195,7 +195,10 @@ export class RemoteRuns {
     const held = await this.#held(taskId, leaseToken);
     const { engine } = this.#o;
     const { artifactId, append = false, ...about } = upload;
-    const before = append ? ((await this.#soFar(held)).bytes.get(artifactId) ?? 0) : 0;
+    const soFar = await this.#soFar(held);
+    const before = append ? (soFar.bytes.get(artifactId) ?? 0) : 0;
+    // Uploaded again (not appended): the first piece replaces what the artifact held beside the log.
+    const replaced = append ? undefined : soFar.stored.get(artifactId);
     const max = artifactCap(engine.limits, engine.skills.get(held.record.skill)?.maxArtifactBytes);
     let bytes = 0;
     let chunks = 0;
@@ -216,7 +219,12 @@ export class RemoteRuns {
           },
         ],
         blobs: [piece],
-        storage: storageOf(held.record.owner, piece.length, engine.limits),
+        ...(chunks === 0 && replaced
+          ? {
+              storage: storageOf(held.record.owner, piece.length - replaced.bytes, engine.limits),
+              dropBlobs: replaced.seqs,
+            }
+          : { storage: storageOf(held.record.owner, piece.length, engine.limits) }),
       }).catch((err: unknown) => this.#refusedArtifact(held, err));
       chunks++;
     };

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { runEnded, traceRun } from '../telemetry/task-spans.js';
 import { artifactsSoFar } from './artifact-write.js';
+import { foldArtifacts } from './artifacts.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { ClaimPolicy } from './fair-share.js';
@@ -12,6 +13,7 @@ import { type AbortReason, isRemote, type SkillOutcome } from './skill.js';
 import { type InputRequired, RunContext } from './skill-context.js';
 import { type ClaimedTask, isQuotaExceeded, type SkillFilter } from './store-port.js';
 import type { Message } from './task.js';
+import { historyOf } from './view.js';
 
 export interface RunnerOptions {
   /** Reads tasks and finds their skills. */
@@ -179,7 +181,8 @@ export class Runner {
     if (!(await held.takeOver(claim.interrupted))) return;
 
     // Read before the heartbeat starts: a task gone meanwhile (expired) must not leave it running.
-    const view = await engine.get(record.owner, record.id);
+    const found = await journal.store.getTaskWithLog(record.id, journal.now());
+    if (!found) throw new Error(`task ${record.id} is gone (expired) before its run began`);
     const heartbeat = setInterval(
       () => {
         if (this.#halted) return;
@@ -196,10 +199,18 @@ export class Runner {
     );
     if (record.cancelRequested) controller.abort('cancel' satisfies AbortReason);
 
-    const ctx = new RunContext(journal, engine.limits, record, leaseToken, controller, view.history, {
-      maxArtifactBytes: skill.maxArtifactBytes,
-      inlineBytes: artifactsSoFar(view.artifacts).inlineBytes,
-    });
+    const ctx = new RunContext(
+      journal,
+      engine.limits,
+      record,
+      leaseToken,
+      controller,
+      historyOf(found.record, found.log),
+      {
+        maxArtifactBytes: skill.maxArtifactBytes,
+        artifacts: artifactsSoFar(foldArtifacts(found.log).values()),
+      },
+    );
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
       await ctx.flush();

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { planArtifact } from './artifact-write.js';
+import { type ArtifactsSoFar, ArtifactTally, planArtifact } from './artifact-write.js';
 import { agentText } from './context.js';
 import { JobError } from './errors.js';
+import type { LoggedEvent } from './events.js';
 import { normalizeApprovers } from './grant.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
-import { isQuotaExceeded } from './store-port.js';
+import { isQuotaExceeded, type WriteResult } from './store-port.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
 
 /** Thrown by requestInput/ask when the answer is not there yet: the runner parks the task. */
@@ -60,10 +61,8 @@ export class RunContext<I> implements SkillContext<I> {
   readonly #answers: Message[];
   #asked = 0;
   readonly #owner: string;
-  /** Bytes written so far to each artifact of this run (appended chunks add up). */
-  readonly #artifactBytes: Map<string, number>;
-  /** Artifact bytes the task holds inline (in the log), all artifacts and runs together. */
-  #inlineBytes = 0;
+  /** The task's artifacts as this run has them: what earlier runs left, and what it wrote since. */
+  readonly #artifacts: ArtifactTally;
   /** The skill's own cap on an artifact's bytes, if it declares one. */
   readonly #maxArtifactBytes: number | undefined;
   #lastProgressAt = 0;
@@ -81,15 +80,17 @@ export class RunContext<I> implements SkillContext<I> {
     o: {
       /** The skill's own cap on one artifact's bytes. */
       maxArtifactBytes?: number;
-      /** Artifact bytes the task already holds inline (earlier runs): they count toward the inline size. */
-      inlineBytes?: number;
-      /** Bytes artifacts already hold (a worker's run, written request by request): appends add to them. */
-      artifactBytes?: ReadonlyMap<string, number>;
+      /**
+       * The task's artifacts when the run starts (earlier runs'): they count toward the inline
+       * size, appends add to them, and writing one again replaces it.
+       */
+      artifacts?: ArtifactsSoFar;
     } = {},
   ) {
     this.#maxArtifactBytes = o.maxArtifactBytes;
-    this.#artifactBytes = new Map(o.artifactBytes);
-    this.#inlineBytes = o.inlineBytes ?? 0;
+    this.#artifacts = new ArtifactTally(
+      o.artifacts ?? { bytes: new Map(), inlineBytes: 0, stored: new Map() },
+    );
     const fromCaller = history.filter((m) => m.role === 'ROLE_USER');
     this.taskId = record.id;
     this.contextId = record.contextId;
@@ -131,15 +132,12 @@ export class RunContext<I> implements SkillContext<I> {
 
   async artifact(update: ArtifactUpdate): Promise<string> {
     // Refused before anything is written: the job fails saying so, what came before stays.
-    const plan = planArtifact(
-      update,
-      { bytes: this.#artifactBytes, inlineBytes: this.#inlineBytes },
-      this.#limits,
-      { owner: this.#owner, maxArtifactBytes: this.#maxArtifactBytes },
-    );
-    this.#artifactBytes.set(plan.artifactId, plan.bytes);
-    this.#inlineBytes += plan.inlineAdded;
-    await this.#write(plan.write);
+    const plan = planArtifact(update, this.#artifacts, this.#limits, {
+      owner: this.#owner,
+      maxArtifactBytes: this.#maxArtifactBytes,
+    });
+    const { events } = await this.#write(plan.write);
+    this.#artifacts.wrote(plan, (events[0] as LoggedEvent).seq);
     return plan.artifactId;
   }
 
@@ -199,7 +197,7 @@ export class RunContext<I> implements SkillContext<I> {
 
   async #write(
     w: Omit<Parameters<Journal['commit']>[0], 'taskId' | 'from' | 'leaseToken' | 'at'>,
-  ): Promise<void> {
+  ): Promise<WriteResult> {
     this.signal.throwIfAborted();
     const result = await this.#journal
       .commit({
@@ -218,6 +216,7 @@ export class RunContext<I> implements SkillContext<I> {
       this.#controller.abort('lease-lost');
       throw new WriteRefused(this.taskId);
     }
+    return result;
   }
 }
 

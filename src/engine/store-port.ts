@@ -78,8 +78,14 @@ export interface GuardedWrite {
    */
   blobs?: readonly Buffer[];
   /**
-   * Artifact bytes the write adds to the task's owner's stored total; with `quota`, a write that
-   * would take the total past it is refused whole with QuotaExceeded (engine/errors.ts).
+   * Events of this task whose blob pieces the write supersedes (a replaced artifact's content):
+   * deleted in the write's own transaction.
+   */
+  dropBlobs?: readonly number[];
+  /**
+   * Artifact bytes the write adds to the task's owner's stored total (fewer than 0 when it frees
+   * more than it adds); with `quota`, a write that adds bytes and would take the total past it is
+   * refused whole with QuotaExceeded (engine/errors.ts).
    */
   storage?: { owner: string; bytes: number; quota?: number };
 }

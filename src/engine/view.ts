@@ -13,7 +13,19 @@ export function foldView(
   historyLength: number | undefined,
   link: ArtifactLink,
 ): TaskView {
-  let history: Message[] = [];
+  const artifacts = [...foldArtifacts(log).values()].map((a) =>
+    shownArtifact(a, link(record.id, a.artifactId)),
+  );
+  return { record, artifacts, history: historyOf(record, log, historyLength) };
+}
+
+/** The task's messages, the caller's and the agent's, oldest first (its current status message apart). */
+export function historyOf(
+  record: TaskRecord,
+  log: readonly LoggedEvent[],
+  historyLength?: number,
+): Message[] {
+  const history: Message[] = [];
   for (const { event } of log) {
     if (event.kind === 'message') {
       history.push(event.message);
@@ -23,11 +35,8 @@ export function foldView(
   }
   const current = record.statusMessage;
   if (current && history.at(-1)?.messageId === current.messageId) history.pop();
-  if (historyLength !== undefined) history = historyLength <= 0 ? [] : history.slice(-historyLength);
-  const artifacts = [...foldArtifacts(log).values()].map((a) =>
-    shownArtifact(a, link(record.id, a.artifactId)),
-  );
-  return { record, artifacts, history };
+  if (historyLength === undefined) return history;
+  return historyLength <= 0 ? [] : history.slice(-historyLength);
 }
 
 /**

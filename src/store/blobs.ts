@@ -44,5 +44,6 @@ export function blobPieces(
  * rolls back; the owner row's lock makes the total exact however many writers race.
  */
 export function refuseOverQuota(total: number, { bytes, quota }: NonNullable<GuardedWrite['storage']>): void {
-  if (quota !== undefined && quota > 0 && total > quota) throw new QuotaExceeded(total - bytes, bytes, quota);
+  if (quota !== undefined && quota > 0 && bytes > 0 && total > quota)
+    throw new QuotaExceeded(total - bytes, bytes, quota);
 }

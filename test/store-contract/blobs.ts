@@ -70,6 +70,32 @@ export function blobContract(c: Contract): void {
       expect(ok?.events).toHaveLength(1);
     });
 
+    it('a write that replaces an artifact drops the pieces of the events it names, and frees their bytes', async () => {
+      const a = await create();
+      const b = await create();
+      const first = await storeChunk(a.id, 600);
+      const oldSeq = first?.events[0]?.seq as number;
+      const { event, data } = blobChunk(700, 9);
+      const again = await write(
+        a.id,
+        working({
+          events: [event],
+          blobs: [data],
+          dropBlobs: [oldSeq],
+          storage: { owner: 'alice', bytes: 700 - 600, quota: 1000 },
+        }),
+      );
+      const newSeq = again?.events[0]?.seq as number;
+      expect(await c.store.readBlobPiece(a.id, oldSeq, 0, 0)).toBeUndefined();
+      expect((await c.store.readBlobPiece(a.id, newSeq, 0, 0))?.equals(data)).toBe(true);
+      // 700 stored, not 1300: 300 more still fit, 301 would not.
+      await expect(storeChunk(b.id, 301)).rejects.toMatchObject({ name: 'QuotaExceeded', stored: 700 });
+      expect((await storeChunk(b.id, 300))?.events).toHaveLength(1);
+      // A write that frees bytes goes in even while its owner is past a (since lowered) quota.
+      const freeing = await write(b.id, working({ storage: { owner: 'alice', bytes: -100, quota: 500 } }));
+      expect(freeing?.record.id).toBe(b.id);
+    });
+
     it('counts per owner, and gives an expired task bytes back when it is deleted', async () => {
       const short = await create({ expiresAt: T0 + 100 });
       const other = await create({ owner: 'bob' });

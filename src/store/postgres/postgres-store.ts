@@ -182,6 +182,9 @@ export class PostgresStore implements TaskStore {
         // A refused write rolls back: the message is not recorded as delivered.
         if (!result) throw refused;
         if (w.storage) await addStoredBytes(client, w.storage);
+        if (w.dropBlobs?.length) {
+          await client.query({ ...Q.deleteEventBlobPieces, values: [w.taskId, w.dropBlobs] });
+        }
         const firstSeq = result.record.lastSeq - w.events.length + 1;
         for (const p of blobPieces(w.events, firstSeq, w.blobs ?? [])) {
           await client.query({ ...Q.insertBlobPiece, values: [w.taskId, p.seq, p.part, p.piece, p.data] });

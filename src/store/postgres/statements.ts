@@ -259,7 +259,8 @@ const SQL = {
   readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = $1 AND seq = $2 AND part = $3 AND piece = $4',
   // The row lock serializes one owner's writers: the total it returns is exact under any concurrency.
   addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES ($1, $2)
-    ON CONFLICT (owner) DO UPDATE SET bytes = owner_usage.bytes + excluded.bytes RETURNING bytes`,
+    ON CONFLICT (owner) DO UPDATE SET bytes = GREATEST(0, owner_usage.bytes + excluded.bytes) RETURNING bytes`,
+  deleteEventBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = $1 AND seq = ANY($2::integer[])',
   ping: 'SELECT 1',
 } as const;
 

@@ -201,6 +201,7 @@ export class SqliteStore implements TaskStore {
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
       // Inside the write's savepoint: a refusal (thrown) rolls the whole write back.
       if (w.storage) this.#addStoredBytes(w.storage);
+      for (const seq of w.dropBlobs ?? []) this.#q.deleteEventBlobPieces.run(w.taskId, seq);
       const firstSeq = row.last_seq - w.events.length + 1;
       for (const p of blobPieces(w.events, firstSeq, w.blobs ?? [])) {
         this.#q.insertBlobPiece.run(w.taskId, p.seq, p.part, p.piece, p.data);

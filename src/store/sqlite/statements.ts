@@ -38,6 +38,7 @@ const SQL = {
   addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES (?, ?)
     ON CONFLICT (owner) DO UPDATE SET bytes = max(0, bytes + excluded.bytes) RETURNING bytes`,
   deleteBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = ?',
+  deleteEventBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = ? AND seq = ?',
   getTaskStamp: `SELECT owner, state, last_seq, updated_at, skill, poll_interval_ms, run_after, tenant, queue_at
     FROM tasks WHERE id = ? AND expires_at > ?`,
   // Counts at most @limit rows: the cost follows the limit, not the owner's history.
