@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { legacyMessage, send, skillMessage, startTask, V1 } from './a2a.js';
+import { eventually, legacyMessage, send, skillMessage, startTask, V1 } from './a2a.js';
 import { type Agent, launch, type RpcReply, tempDbPath } from './harness.js';
 
 /** Loopback webhooks are refused unless opened; nothing listens on port 9, so deliveries just fail. */
@@ -394,5 +394,65 @@ describe('push notification config persistence', () => {
     expect(got.body.result).toMatchObject({ id: 'kept', taskId: task.id, url: HOOK, token: REDACTED });
     expectRedacted(got, token);
     expect(await kids(second)).toEqual(kidsBefore);
+  });
+});
+
+describe("webhooks over a principal's unfinished tasks (MAX_ACTIVE_PUSH_CONFIGS)", () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({
+      apiKeys: { alice: 'acme', bob: 'globex' },
+      env: { ...LOOPBACK, ...QUICK_STOP, MAX_ACTIVE_PUSH_CONFIGS: '3' },
+    });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const put = (who: string, taskId: string, id: string) =>
+    agent.as(who).rpc('CreateTaskPushNotificationConfig', { taskId, id, url: HOOK }, V1);
+  const MESSAGE =
+    'Your unfinished tasks have 3 push notification configs, the most allowed (MAX_ACTIVE_PUSH_CONFIGS): delete ones you no longer need, let tasks finish, or poll instead';
+
+  it('counts across tasks, refuses one more on every face (JSON-RPC, REST, SendMessage), spares other principals, frees as tasks end', async () => {
+    const first = (await startTask(agent.as('alice'), skillMessage('sleep', { seconds: 30 }))).id;
+    const second = (await startTask(agent.as('alice'), skillMessage('sleep', { seconds: 30 }))).id;
+    for (const [taskId, id] of [
+      [first, 'a'],
+      [first, 'b'],
+      [second, 'c'],
+    ] as const) {
+      expect((await put('alice', taskId, id)).body.error).toBeUndefined();
+    }
+    const refused = await put('alice', second, 'd');
+    expect(refused.body.error).toMatchObject({ code: -32004, message: MESSAGE });
+    // Replacing one by its id adds none: still allowed.
+    expect((await put('alice', second, 'c')).body.error).toBeUndefined();
+    const overRest = await fetch(`${agent.url}/rest/tasks/${second}/pushNotificationConfigs`, {
+      method: 'POST',
+      headers: {
+        'A2A-Version': '1.0',
+        'Content-Type': 'application/json',
+        'X-API-Key': agent.keys.alice as string,
+      },
+      body: JSON.stringify({ id: 'd', url: HOOK }),
+    });
+    expect(overRest.status).toBe(400);
+    expect(((await overRest.json()) as { error: { message: string } }).error.message).toBe(MESSAGE);
+    const sent = await agent.as('alice').rpc(
+      'SendMessage',
+      {
+        message: skillMessage('sleep', { seconds: 30 }),
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { url: HOOK } },
+      },
+      V1,
+    );
+    expect(sent.body.error).toMatchObject({ code: -32004, message: MESSAGE });
+    // Another principal's webhooks are its own.
+    const bobs = (await startTask(agent.as('bob'), skillMessage('sleep', { seconds: 30 }))).id;
+    expect((await put('bob', bobs, 'a')).body.error).toBeUndefined();
+    // An ended task's webhooks set nothing off any more: they no longer count.
+    await agent.as('alice').rpc('CancelTask', { id: first }, V1);
+    await eventually(async () => ((await put('alice', second, 'd')).body.error ? undefined : true));
   });
 });

@@ -329,6 +329,11 @@ export interface Settings {
    */
   maxPushConfigs?: number;
   /**
+   * push notification configs (webhooks) one principal's unfinished tasks may have, all together (`0`:
+   * no limit); a new one past it is refused. Setting `MAX_ACTIVE_PUSH_CONFIGS`; default `1000`.
+   */
+  maxActivePushConfigs?: number;
+  /**
    * remote workers' claims one principal may have waiting at once (long polls); more are refused (429).
    * Setting `MAX_WAITING_CLAIMS`; default `1000`.
    */

@@ -327,6 +327,13 @@ const Env = z.object({
   MAX_PUSH_CONFIGS: int(1, 1000)
     .default(10)
     .meta(doc('push notification configs (webhooks) one task may have; a new one past it is refused')),
+  MAX_ACTIVE_PUSH_CONFIGS: int(0)
+    .default(1000)
+    .meta(
+      doc(
+        "push notification configs (webhooks) one principal's unfinished tasks may have, all together (`0`: no limit); a new one past it is refused",
+      ),
+    ),
   MAX_WAITING_CLAIMS: int(1)
     .default(1000)
     .meta(

@@ -95,7 +95,7 @@ export class Engine {
     this.#core = {
       journal: options.journal,
       skills: options.skills,
-      push: new PushConfigs(store, now, limits.maxPushConfigs),
+      push: new PushConfigs(store, now, limits),
       limits,
       artifactUrl: options.artifactUrl,
       maxTtlMs: options.maxTtlMs,

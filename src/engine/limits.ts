@@ -18,6 +18,8 @@ export interface EngineLimits {
   maxStoredBytes: number;
   /** Webhooks one task may have: each of its events is delivered to every one of them. */
   maxPushConfigs: number;
+  /** Webhooks on one owner's unfinished tasks, all together; 0 for no bound. */
+  maxActivePushConfigs: number;
   /** Task streams one holder may have open at once on this instance; 0 for no bound. */
   maxStreams: number;
 }
@@ -30,6 +32,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   inlineArtifactBytes: 64 * 2 ** 10,
   maxStoredBytes: 0,
   maxPushConfigs: 10,
+  maxActivePushConfigs: 0,
   maxStreams: 0,
 };
 

@@ -1,7 +1,8 @@
 import { EngineError } from './errors.js';
+import type { EngineLimits } from './limits.js';
 import type { PushConfig } from './push.js';
 import type { TaskStore } from './store-port.js';
-import type { TaskRecord } from './task.js';
+import { isTerminal, type TaskRecord } from './task.js';
 
 /** A webhook as a caller registers it: the task and time are filled in, the id when absent. */
 export type NewPushConfig = Omit<PushConfig, 'taskId' | 'createdAt' | 'id'> & { id?: string };
@@ -27,29 +28,51 @@ export const pushConfigFor = (taskId: string, c: NewPushConfig, createdAt: numbe
 export class PushConfigs {
   readonly #store: TaskStore;
   readonly #now: () => number;
-  readonly #max: number;
+  readonly #max: { perTask: number; active: number };
 
-  constructor(store: TaskStore, now: () => number, maxPerTask = Number.POSITIVE_INFINITY) {
+  constructor(
+    store: TaskStore,
+    now: () => number,
+    max: Pick<EngineLimits, 'maxPushConfigs' | 'maxActivePushConfigs'>,
+  ) {
     this.#store = store;
     this.#now = now;
-    this.#max = maxPerTask;
+    this.#max = { perTask: max.maxPushConfigs, active: max.maxActivePushConfigs };
   }
 
   /**
-   * Adds or replaces (same id) a webhook of the caller's task. A task at MAX_PUSH_CONFIGS takes no
-   * new one: each of its events goes to every webhook, so their number bounds what one write sets off.
+   * Adds or replaces (same id) a webhook of the caller's task. Each event of a task goes to every
+   * webhook it has, so a new one is refused past MAX_PUSH_CONFIGS on the task, and past
+   * MAX_ACTIVE_PUSH_CONFIGS over the owner's unfinished tasks: what one caller's writes set off
+   * stays bounded, and so does its share of the deliveries.
    */
   async put(owner: string, taskId: string, config: NewPushConfig): Promise<PushConfig> {
     const record = await this.#owned(owner, taskId);
     const stored = pushConfigFor(taskId, config, this.#now());
-    if (record.pushConfigs >= this.#max && !(await this.#store.getPushConfig(taskId, stored.id))) {
-      throw new EngineError(
-        'unsupported-operation',
-        `Task ${taskId} has ${record.pushConfigs} push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
-      );
+    const perTask = record.pushConfigs >= this.#max.perTask;
+    const active = this.#max.active > 0 && !isTerminal(record.state);
+    if ((perTask || active) && !(await this.#store.getPushConfig(taskId, stored.id))) {
+      if (perTask) {
+        throw new EngineError(
+          'unsupported-operation',
+          `Task ${taskId} has ${record.pushConfigs} push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
+        );
+      }
+      await this.refuseManyActive(owner);
     }
     await this.#store.putPushConfig(stored);
     return stored;
+  }
+
+  /** Refuses one more webhook for `owner` when its unfinished tasks have MAX_ACTIVE_PUSH_CONFIGS already. */
+  async refuseManyActive(owner: string): Promise<void> {
+    if (this.#max.active <= 0) return;
+    const n = await this.#store.countActivePushConfigs(owner, this.#now());
+    if (n < this.#max.active) return;
+    throw new EngineError(
+      'unsupported-operation',
+      `Your unfinished tasks have ${n} push notification configs, the most allowed (MAX_ACTIVE_PUSH_CONFIGS): delete ones you no longer need, let tasks finish, or poll instead`,
+    );
   }
 
   async get(owner: string, taskId: string, id: string): Promise<PushConfig> {

@@ -284,6 +284,11 @@ export interface TaskStore {
   putPushConfig(config: PushConfig): Promise<void>;
   getPushConfig(taskId: string, id: string): Promise<PushConfig | undefined>;
   listPushConfigs(taskId: string): Promise<PushConfig[]>;
+  /**
+   * The webhooks of `owner`'s unfinished tasks (submitted, working, or waiting for input), all
+   * together: the ones its tasks' events may still set off.
+   */
+  countActivePushConfigs(owner: string, now: number): Promise<number>;
   /** Removes a webhook and its undelivered notifications; false if there was none. */
   deletePushConfig(taskId: string, id: string): Promise<boolean>;
   /**

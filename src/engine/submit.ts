@@ -59,6 +59,7 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
   const priority = priorityOf(s.priority, core.priorities);
   const skill = core.skills.use(s.skill, s.policy);
   const input = core.skills.parseInput(skill, s.input);
+  if (s.push) await core.push.refuseManyActive(s.owner);
   const now = journal.now();
   const id = core.newTaskId(now);
   const contextId = s.contextId || randomUUID();

@@ -150,6 +150,7 @@ export async function buildBackend(
       inlineArtifactBytes: config.INLINE_ARTIFACT_BYTES,
       maxStoredBytes: config.MAX_STORED_BYTES,
       maxPushConfigs: config.MAX_PUSH_CONFIGS,
+      maxActivePushConfigs: config.MAX_ACTIVE_PUSH_CONFIGS,
       maxStreams: config.MAX_STREAMS,
     },
     // Absolute, as callers of every face fetch it; the base is known once the server listens.

@@ -107,6 +107,29 @@ export function pushContract(c: Contract): void {
       expect(await c.store.getPushConfig(task.id, 'z')).toBeUndefined();
     });
 
+    it("counts the webhooks of an owner's unfinished tasks, all together: not ended, expired or others' tasks", async () => {
+      const queued = await create();
+      const waiting = await create();
+      const ended = await create();
+      const short = await create({ expiresAt: T0 + 100 });
+      const bobs = await create({ owner: 'bob' });
+      for (const id of ['a', 'b']) await c.store.putPushConfig(hook(queued.id, id));
+      for (const task of [waiting, ended, short, bobs]) await c.store.putPushConfig(hook(task.id, 'x'));
+      await c.store.putPushConfig(hook(queued.id, 'a')); // a replacement adds none
+      await write(waiting.id, {
+        from: ['submitted'],
+        to: 'input-required',
+        events: [status('input-required')],
+      });
+      await write(ended.id, { from: ['submitted'], to: 'completed', events: [status('completed')] });
+      expect(await c.store.countActivePushConfigs('alice', T0)).toBe(4);
+      expect(await c.store.countActivePushConfigs('alice', T0 + 200)).toBe(3);
+      await c.store.deletePushConfig(queued.id, 'b');
+      expect(await c.store.countActivePushConfigs('alice', T0 + 200)).toBe(2);
+      expect(await c.store.countActivePushConfigs('bob', T0)).toBe(1);
+      expect(await c.store.countActivePushConfigs('nobody', T0)).toBe(0);
+    });
+
     it('gets undefined and lists nothing for an unknown task or config', async () => {
       const task = await create();
       await c.store.putPushConfig(hook(task.id, 'x'));

@@ -410,6 +410,10 @@ export class PostgresStore implements TaskStore {
     return (await this.#db.query<PushConfigRow>(Q.listPushConfigs, [taskId])).map(toPushConfig);
   }
 
+  async countActivePushConfigs(owner: string, now: number): Promise<number> {
+    return Number((await this.#db.one<{ n: string }>(Q.countActivePushConfigs, [owner, now]))?.n ?? 0);
+  }
+
   async deletePushConfig(taskId: string, id: string): Promise<boolean> {
     return this.#db.transaction(async (client) => {
       await client.query({ ...Q.lockTask, values: [taskId] });

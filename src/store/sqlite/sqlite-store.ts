@@ -435,6 +435,10 @@ export class SqliteStore implements TaskStore {
     return (this.#q.listPushConfigs.all(taskId) as PushConfigRow[]).map(toPushConfig);
   }
 
+  async countActivePushConfigs(owner: string, now: number): Promise<number> {
+    return (this.#q.countActivePushConfigs.get(owner, now) as { n: number }).n;
+  }
+
   async deletePushConfig(taskId: string, id: string): Promise<boolean> {
     return this.#writes.run(() => {
       if (this.#q.deletePushConfig.run(taskId, id).changes === 0) return false;

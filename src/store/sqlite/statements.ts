@@ -45,6 +45,9 @@ const SQL = {
   countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
       AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
       LIMIT @limit)`,
+  // The same partial index as countActive: the cost follows the owner's unfinished tasks.
+  countActivePushConfigs: `SELECT coalesce(sum(push_configs), 0) AS n FROM tasks WHERE owner = ?
+      AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > ?`,
   // One guarded statement per write: state, lease and event counter move together or not at all.
   guardedUpdate: `UPDATE tasks SET
       state = COALESCE(@to, state),
