@@ -317,6 +317,56 @@ describe('push notification configs', () => {
       expect(gone.status).toBe(404);
       expect(gone.body.code).toBe(NOT_FOUND);
     });
+
+    it("v0.3 under /rest/v1: the whole request's form (a2a-python, the kit), camelCase and snake_case, and no name at all", async () => {
+      const taskId = await sleepingTask(agent);
+      const base = `/v1/tasks/${taskId}/pushNotificationConfigs`;
+      const forms = {
+        // a2a-python 0.3's REST client.
+        python: {
+          parent: `tasks/${taskId}`,
+          configId: 'py',
+          config: { pushNotificationConfig: { url: HOOK } },
+        },
+        // The conformance kit: proto field names.
+        kit: {
+          parent: `tasks/${taskId}`,
+          config_id: 'kit',
+          config: {
+            name: `tasks/${taskId}/pushNotificationConfigs/kit`,
+            push_notification_config: { url: HOOK },
+          },
+        },
+        // The URL names the task: the body need not.
+        bare: { pushNotificationConfig: { id: 'bare', url: HOOK } },
+      };
+      for (const [id, body] of Object.entries({ py: forms.python, kit: forms.kit, bare: forms.bare })) {
+        const created = await rest('POST', base, body, {});
+        expect(created.status, id).toBe(201);
+        expect(created.body, id).toMatchObject({
+          name: `tasks/${taskId}/pushNotificationConfigs/${id}`,
+          pushNotificationConfig: { id, url: HOOK },
+        });
+      }
+    });
+
+    it('v0.3 under /rest/v1: a body naming another task than the URL is refused (400), and nothing is stored on either', async () => {
+      const taskId = await sleepingTask(agent);
+      const other = await sleepingTask(agent);
+      const refused = await rest(
+        'POST',
+        `/v1/tasks/${taskId}/pushNotificationConfigs`,
+        { name: `tasks/${other}`, pushNotificationConfig: { id: 'x', url: HOOK } },
+        {},
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.code).toBe(INVALID_PARAMS);
+      expect(refused.body.message).toMatch(/names another task than the URL's/);
+      for (const id of [taskId, other]) {
+        const listed = await rest('GET', `/v1/tasks/${id}/pushNotificationConfigs`, undefined, {});
+        expect(listed.body.configs ?? []).toEqual([]);
+      }
+    });
   });
 
   it('the agent card announces push notifications; the JWKS holds one public ES256 key', async () => {

@@ -20,6 +20,7 @@ import { REST_PATH } from './agent-card.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
+import { legacyPushConfigBody } from './legacy-push-body.js';
 import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion, versionNotSupported } from './version.js';
 
@@ -77,6 +78,12 @@ export function restRouter(o: RestOptions): express.Router {
     withOwnWords(res, legacy, o.logger);
     try {
       req.body = await restBody(req, o);
+      const push = legacy && req.method === 'POST' ? legacyPushConfigBody(req.path, req.body) : undefined;
+      if (push && 'problem' in push) {
+        refuse(res, legacy, 400, `Invalid params: ${push.problem}`);
+        return;
+      }
+      if (push) req.body = push.body;
       // A POST's JSON body (others have none the SDK reads, or a Content-Type it refuses itself).
       const bad = req.method === 'POST' && req.body !== undefined && bodyProblem(req.path, legacy, req.body);
       if (bad) {
