@@ -87,3 +87,62 @@ describe('per-principal limits: unfinished tasks (MAX_ACTIVE_TASKS) and skills (
     expect((await start(keys.ops, 'sleep')).body.result.task.id).toBeTruthy();
   });
 });
+
+describe("sizes of what a task keeps in its record: metadata (MAX_METADATA_BYTES) and a webhook's fields", () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({
+      env: { MAX_METADATA_BYTES: '1000', PUSH_ALLOW: '127.0.0.0/8', SHUTDOWN_TIMEOUT_MS: '200' },
+    });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const withMetadata = (bytes: number) => ({
+    message: skillMessage('sleep', { seconds: 30 }),
+    configuration: { returnImmediately: true },
+    // {"note":"…"} is 11 bytes around its text.
+    metadata: { note: 'm'.repeat(bytes - 11) },
+  });
+
+  it('refuses task metadata past MAX_METADATA_BYTES: -32602 on JSON-RPC, 400 on REST, saying the size and the setting', async () => {
+    const message = 'metadata is 1001 bytes as JSON, more than the 1000 a task keeps (MAX_METADATA_BYTES)';
+    const refused = await agent.rpc('SendMessage', withMetadata(1001), V1);
+    expect(refused.body.error.code).toBe(-32602);
+    expect(refused.body.error.message).toContain(message);
+    const rest = await fetch(`${agent.url}/rest/message:send`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify(withMetadata(1001)),
+    });
+    expect(rest.status).toBe(400);
+    expect(((await rest.json()) as { error: { message: string } }).error.message).toContain(message);
+    const kept = await agent.rpc('SendMessage', withMetadata(1000), V1);
+    expect(kept.body.result.task.metadata).toMatchObject({ note: 'm'.repeat(989) });
+  });
+
+  it('refuses a webhook field longer than it may be (url, token, credentials), naming the field and its bound', async () => {
+    const task = (await agent.rpc('SendMessage', withMetadata(100), V1)).body.result.task;
+    const url = 'http://127.0.0.1:9/hook';
+    const cases: [Record<string, unknown>, string][] = [
+      [{ url: `${url}?${'q'.repeat(2048)}` }, /url is \d+ characters long, more than the 2048/.source],
+      [{ url, token: 't'.repeat(1025) }, 'token is 1025 characters long, more than the 1024 it may be'],
+      [
+        { url, authentication: { scheme: 'Bearer', credentials: 'c'.repeat(4097) } },
+        'authentication.credentials is 4097 characters long, more than the 4096 it may be',
+      ],
+    ];
+    for (const [config, words] of cases) {
+      const refused = await agent.rpc('CreateTaskPushNotificationConfig', { taskId: task.id, ...config }, V1);
+      expect(refused.body.error?.code).toBe(-32602);
+      expect(refused.body.error.message).toMatch(new RegExp(words));
+    }
+    const ok = await agent.rpc(
+      'CreateTaskPushNotificationConfig',
+      { taskId: task.id, url, token: 't'.repeat(1024) },
+      V1,
+    );
+    expect(ok.body.error).toBeUndefined();
+  });
+});

@@ -4,7 +4,10 @@ import { approverNameOf, type Principal } from '../src/auth/principal.js';
 import {
   approverName,
   grantOf,
+  MAX_APPROVER_NAME,
+  MAX_APPROVERS,
   normalizeApproverName,
+  normalizeApprovers,
   type PrincipalKind,
   receiptOf,
 } from '../src/engine/grant.js';
@@ -122,5 +125,19 @@ describe('approver names say how the principal authenticated', () => {
       ),
       { seed: 13, numRuns: 2000 },
     );
+  });
+});
+
+describe("a question's approvers are bounded", () => {
+  it(`refuses more than ${MAX_APPROVERS} names, or a name longer than ${MAX_APPROVER_NAME} characters, saying which`, () => {
+    const many = Array.from({ length: MAX_APPROVERS + 1 }, (_, i) => `acme/p${i}`);
+    expect(normalizeApprovers(many)).toEqual({
+      problem: `approvers names ${MAX_APPROVERS + 1} approvers, more than the ${MAX_APPROVERS} a question may have`,
+    });
+    expect(normalizeApprovers(many.slice(1))).toMatchObject({ names: many.slice(1) });
+    const long = `acme/${'p'.repeat(MAX_APPROVER_NAME)}`;
+    expect(normalizeApprovers(['acme/ok', long])).toEqual({
+      problem: `approvers[1] is ${long.length} characters long, more than the ${MAX_APPROVER_NAME} a name may be`,
+    });
   });
 });

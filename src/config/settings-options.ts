@@ -324,6 +324,11 @@ export interface Settings {
    */
   maxStreams?: number;
   /**
+   * bytes (as JSON) of the metadata a task is created with (`0`: no limit); it is kept in the task's
+   * record, which every poll reads. Setting `MAX_METADATA_BYTES`; default `16384` (16 KiB).
+   */
+  maxMetadataBytes?: number;
+  /**
    * push notification configs (webhooks) one task may have; a new one past it is refused. Setting
    * `MAX_PUSH_CONFIGS`; default `10`.
    */

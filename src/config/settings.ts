@@ -324,6 +324,13 @@ const Env = z.object({
         'task streams (SSE and gRPC) one principal may have open at once on an instance (`0`: no limit); one more is refused (429)',
       ),
     ),
+  MAX_METADATA_BYTES: int(0)
+    .default(16_384)
+    .meta(
+      doc(
+        "bytes (as JSON) of the metadata a task is created with (`0`: no limit); it is kept in the task's record, which every poll reads",
+      ),
+    ),
   MAX_PUSH_CONFIGS: int(1, 1000)
     .default(10)
     .meta(doc('push notification configs (webhooks) one task may have; a new one past it is refused')),

@@ -74,6 +74,23 @@ export function agentText(taskId: string, contextId: string, text: string): Mess
 }
 
 /** Refuses a message with more parts than the engine accepts. */
+/**
+ * Refuses task metadata past MAX_METADATA_BYTES (as JSON): it is kept in the task's record, which
+ * every poll reads, so it stays small; large data belongs in the message's parts.
+ */
+export function refuseLargeMetadata(
+  metadata: Record<string, unknown> | undefined,
+  limits: EngineLimits,
+): void {
+  if (metadata === undefined || limits.maxMetadataBytes <= 0) return;
+  const bytes = Buffer.byteLength(JSON.stringify(metadata));
+  if (bytes <= limits.maxMetadataBytes) return;
+  throw new EngineError(
+    'invalid-params',
+    `metadata is ${bytes} bytes as JSON, more than the ${limits.maxMetadataBytes} a task keeps (MAX_METADATA_BYTES): send large data as the message's parts`,
+  );
+}
+
 export function refuseManyParts(message: Message, limits: EngineLimits): void {
   if (message.parts.length <= limits.maxMessageParts) return;
   throw new EngineError(

@@ -104,13 +104,27 @@ export function normalizeApproverName(name: string): string | undefined {
   return match[1] === 'jwt:' ? `jwt:${match[2]}` : match[2];
 }
 
+/** Names one question may list as its approvers: each is checked on every answer and shown in the inbox. */
+export const MAX_APPROVERS = 50;
+/** The longest approver name, in characters (a principal's name, or `jwt:` and a subject). */
+export const MAX_APPROVER_NAME = 300;
+
 /**
  * A question's approver names in their stored form, or (the first malformed one) the words that
  * say which and why, for the asker to refuse in its own terms (a job's failure, a worker's 400).
  */
 export function normalizeApprovers(names: readonly string[]): { names: string[] } | { problem: string } {
+  if (names.length > MAX_APPROVERS) {
+    return {
+      problem: `approvers names ${names.length} approvers, more than the ${MAX_APPROVERS} a question may have`,
+    };
+  }
   const normalized: string[] = [];
   for (const [i, name] of names.entries()) {
+    if (name.length > MAX_APPROVER_NAME)
+      return {
+        problem: `approvers[${i}] is ${name.length} characters long, more than the ${MAX_APPROVER_NAME} a name may be`,
+      };
     const one = normalizeApproverName(name);
     if (one === undefined)
       return { problem: `approvers[${i}] ${APPROVER_NAME_FORMS}; got ${JSON.stringify(name)}` };

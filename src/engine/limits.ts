@@ -6,6 +6,8 @@ import type { Message, TaskView } from './task.js';
 export interface EngineLimits {
   /** Parts in one message. */
   maxMessageParts: number;
+  /** Bytes (as JSON) of a task's metadata, kept in its record; 0 for no bound. */
+  maxMetadataBytes: number;
   /** Messages in one task's history (the caller's and the agent's). */
   maxHistoryMessages: number;
   /** Bytes (as JSON) of the messages in one task's history: a task is read whole, so it stays small. */
@@ -26,6 +28,7 @@ export interface EngineLimits {
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxMessageParts: 100,
+  maxMetadataBytes: 0,
   maxHistoryMessages: 1000,
   maxHistoryBytes: 4 * 2 ** 20,
   maxArtifactBytes: 100 * 2 ** 20,

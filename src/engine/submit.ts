@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ATTR, activeCarrier, inSpan, type Span } from '../telemetry/tracing.js';
-import { type EngineContext, type Priorities, refuseManyParts, storeRefusals } from './context.js';
+import {
+  type EngineContext,
+  type Priorities,
+  refuseLargeMetadata,
+  refuseManyParts,
+  storeRefusals,
+} from './context.js';
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import { type NewPushConfig, pushConfigFor } from './push-configs.js';
@@ -56,6 +62,7 @@ export function submit(core: EngineContext, s: Submission): Promise<Submitted> {
 async function create(core: EngineContext, s: Submission, span: Span): Promise<Submitted> {
   const { journal } = core;
   if (s.message) refuseManyParts(s.message, core.limits);
+  refuseLargeMetadata(s.metadata, core.limits);
   const priority = priorityOf(s.priority, core.priorities);
   const skill = core.skills.use(s.skill, s.policy);
   const input = core.skills.parseInput(skill, s.input);

@@ -144,6 +144,7 @@ export async function buildBackend(
     ]),
     limits: {
       maxMessageParts: config.MAX_MESSAGE_PARTS,
+      maxMetadataBytes: config.MAX_METADATA_BYTES,
       maxHistoryMessages: config.MAX_HISTORY_MESSAGES,
       maxHistoryBytes: config.MAX_HISTORY_BYTES,
       maxArtifactBytes: config.MAX_ARTIFACT_BYTES,

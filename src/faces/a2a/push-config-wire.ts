@@ -16,8 +16,34 @@ export const REDACTED = '********';
 const ALL_EVENTS = 'taskhandle-events=all';
 
 /**
- * A caller's webhook, checked: a URL we may call (SSRF guard), an authentication scheme if any. Its
- * token and credentials are sealed here, as they come in: only the dispatcher unseals them, to send.
+ * The longest each field of a webhook may be, in characters: a webhook is stored and every one of
+ * its task's notifications carries it, so it stays small (the body limit alone would let 1 MiB in).
+ */
+export const PUSH_FIELD_MAX = { id: 256, url: 2048, token: 1024, scheme: 64, credentials: 4096 } as const;
+
+/** The first of a webhook's fields longer than {@link PUSH_FIELD_MAX} allows, said so. */
+function tooLong(c: TaskPushNotificationConfig): string | undefined {
+  const fields: [keyof typeof PUSH_FIELD_MAX, string | undefined][] = [
+    ['id', c.id],
+    ['url', c.url],
+    ['token', c.token],
+    ['scheme', c.authentication?.scheme],
+    ['credentials', c.authentication?.credentials],
+  ];
+  for (const [name, value] of fields) {
+    const max = PUSH_FIELD_MAX[name];
+    if (value !== undefined && value.length > max) {
+      const path = name === 'scheme' || name === 'credentials' ? `authentication.${name}` : name;
+      return `push notification config: ${path} is ${value.length} characters long, more than the ${max} it may be`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A caller's webhook, checked: fields of bounded size, a URL we may call (SSRF guard), an
+ * authentication scheme if any. Its token and credentials are sealed here, as they come in: only
+ * the dispatcher unseals them, to send.
  */
 export function toNewPushConfig(
   c: TaskPushNotificationConfig,
@@ -26,6 +52,8 @@ export function toNewPushConfig(
   secrets: SecretBox,
 ): NewPushConfig {
   if (!c.url) throw new RequestMalformedError('push notification config: url is required');
+  const long = tooLong(c);
+  if (long) throw new RequestMalformedError(long);
   const checked = checkWebhookUrl(c.url, policy);
   if ('reason' in checked) throw new RequestMalformedError(`push notification config: url ${checked.reason}`);
   if (c.authentication && !c.authentication.scheme?.trim()) {

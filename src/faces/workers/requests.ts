@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_APPROVER_NAME, MAX_APPROVERS } from '../../engine/grant.js';
 
 /**
  * The bodies of the worker protocol (docs/workers.md), checked at the edge: types, sizes and counts
@@ -78,7 +79,7 @@ export const AskBody = z.strictObject({
     .record(z.string(), z.unknown())
     .optional()
     .meta({ description: "the answer's JSON Schema, shown to whoever answers" }),
-  approvers: z.array(z.string().min(1).max(300)).max(50).optional(),
+  approvers: z.array(z.string().min(1).max(MAX_APPROVER_NAME)).max(MAX_APPROVERS).optional(),
   deadlineMs: z
     .number()
     .int()
