@@ -11,7 +11,10 @@ import { openSse, type SseStream } from './sse.js';
 describe('open streams per principal (MAX_STREAMS)', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { MAX_STREAMS: '2' } });
+    agent = await launch({
+      apiKeys: { alice: 'acme', bob: 'globex' },
+      env: { MAX_STREAMS: '2', OPERATORS: 'acme/alice' },
+    });
   });
   afterAll(async () => {
     await agent?.stop();
@@ -60,6 +63,32 @@ describe('open streams per principal (MAX_STREAMS)', () => {
     expect((await again.next())?.data.result.task.id).toBe(task.id);
     again.close();
     open[1]?.close();
+  });
+
+  it("the inbox's and the console's change streams count too: a third is a 429 problem, a closed one frees its slot", async () => {
+    for (const [who, path] of [
+      ['bob', '/inbox/api/events'],
+      ['alice', '/console/api/events'],
+    ] as const) {
+      const open = () => openSse(`${agent.url}${path}`, { headers: agent.as(who).credentials });
+      const held = [await open(), await open()];
+      for (const s of held) expect(s.status, path).toBe(200);
+      const refused = await fetch(`${agent.url}${path}`, { headers: agent.as(who).credentials });
+      expect(refused.status, path).toBe(429);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(
+        /You have 2 streams open.*MAX_STREAMS/,
+      );
+      held[0]?.close();
+      const again = await eventually(async () => {
+        const s = await open();
+        if (s.status === 200) return s;
+        s.close();
+        return undefined;
+      });
+      again.close();
+      held[1]?.close();
+    }
   });
 
   it('a stream of a task that does not exist takes no slot', async () => {

@@ -136,9 +136,24 @@ export class Engine {
     return this.#core.push;
   }
 
-  /** Called after every state change of any task (the approvals inbox refreshes on them). */
+  /** Called after every state change of any task. */
   onStatus(listener: (taskId: string, state: TaskState) => void): () => void {
     return this.#core.journal.onStatus(listener);
+  }
+
+  /**
+   * {@link onStatus} for a page's change stream (the inbox, the console), counted as one of
+   * `holder`'s streams: refused past MAX_STREAMS (`too-many-streams`) before it listens, as a task
+   * stream is, since each one looks at the store again on changes. The returned function stops
+   * listening and gives the slot back.
+   */
+  watchStatus(holder: string, listener: (taskId: string, state: TaskState) => void): () => void {
+    const giveBack = this.#core.streams.take(holder);
+    const off = this.onStatus(listener);
+    return () => {
+      off();
+      giveBack();
+    };
   }
 
   // Commands

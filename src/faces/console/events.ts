@@ -8,7 +8,10 @@ const BATCH_MS = 100;
 const BATCH_TASKS = 100;
 
 export interface ConsoleStreamOptions {
-  /** Subscribes to every task's state changes (here, and on other instances of the store). */
+  /**
+   * Subscribes to every task's state changes (here, and on other instances of the store); may throw
+   * (refused), before anything is sent.
+   */
   onStatus: (listener: (taskId: string, state: TaskState) => void) => () => void;
   /** On a task's page: that task's log as it grows (progress and artifacts change no state). */
   follow?: (signal: AbortSignal) => AsyncIterable<unknown>;
@@ -25,7 +28,6 @@ export interface ConsoleStreamOptions {
  * released when the client goes or the server stops.
  */
 export function consoleStream(res: ServerResponse, o: ConsoleStreamOptions): void {
-  const sse = new SseWriter(res, o.keepAliveMs, { headers: { 'Cache-Control': 'no-store' } });
   let seq = 0;
   const changed = new Map<string, TaskState>();
   let more = false;
@@ -49,11 +51,13 @@ export function consoleStream(res: ServerResponse, o: ConsoleStreamOptions): voi
   const soon = () => {
     timer ??= setTimeout(flush, BATCH_MS);
   };
+  // Subscribed before the stream opens: a subscription refused (too many streams) throws to the route.
   const unsubscribe = o.onStatus((taskId, state) => {
     if (changed.size < BATCH_TASKS || changed.has(taskId)) changed.set(taskId, state);
     else more = true;
     soon();
   });
+  const sse = new SseWriter(res, o.keepAliveMs, { headers: { 'Cache-Control': 'no-store' } });
   const following = new AbortController();
   let released = false;
   const release = () => {

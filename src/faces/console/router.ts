@@ -145,7 +145,8 @@ export function consoleRouter(o: ConsoleOptions): express.Router {
     // A task page's stream: 404 before it opens for a task that does not exist.
     if (task !== undefined) await o.engine.operatorTask(grant, task);
     consoleStream(res, {
-      onStatus: (listener) => o.engine.onStatus(listener),
+      // One of the operator's streams (MAX_STREAMS); a task page's log follow is another.
+      onStatus: (listener) => o.engine.watchStatus(`operator:${grant.operator}`, listener),
       follow:
         task === undefined
           ? undefined

@@ -5,7 +5,7 @@ import { SseWriter } from '../http/sse.js';
 const DEBOUNCE_MS = 100;
 
 export interface ChangeStreamOptions {
-  /** Subscribes to every task's state changes; returns the unsubscribe. */
+  /** Subscribes to every task's state changes; returns the unsubscribe. May throw (refused), before anything is sent. */
   onStatus: (listener: () => void) => () => void;
   /**
    * A key of what the caller sees now (its waiting tasks and their times): an event is sent only
@@ -31,11 +31,6 @@ export function changeStream(res: ServerResponse, o: ChangeStreamOptions): void 
   const nudge = () => {
     pending ??= setTimeout(check, DEBOUNCE_MS);
   };
-  // Each keep-alive also looks at the list again: changes made by another instance are heard so.
-  const sse = new SseWriter(res, o.keepAliveMs, {
-    headers: { 'Cache-Control': 'no-store' },
-    onKeepAlive: nudge,
-  });
   const check = async () => {
     pending = undefined;
     if (sse.closed || checking) return;
@@ -53,7 +48,13 @@ export function changeStream(res: ServerResponse, o: ChangeStreamOptions): void 
       checking = false;
     }
   };
+  // Subscribed before the stream opens: a subscription refused (too many streams) throws to the route.
   const unsubscribe = o.onStatus(nudge);
+  // Each keep-alive also looks at the list again: changes made by another instance are heard so.
+  const sse = new SseWriter(res, o.keepAliveMs, {
+    headers: { 'Cache-Control': 'no-store' },
+    onKeepAlive: nudge,
+  });
   let released = false;
   const release = () => {
     if (released) return;

@@ -98,12 +98,18 @@ export function inboxRouter(o: InboxOptions): express.Router {
 
   api.get('/events', (_req, res) => {
     const principal = principalOf(res);
-    changeStream(res, {
-      onStatus: (listener) => o.engine.onStatus(listener),
-      snapshot: async () => (await waiting(principal)).map((r) => `${r.id}@${r.updatedAt}`).join(','),
-      keepAliveMs: o.keepAliveMs,
-      shutdown: o.shutdown,
-    });
+    try {
+      changeStream(res, {
+        // One of the caller's streams (MAX_STREAMS): each looks at the store again on changes.
+        onStatus: (listener) => o.engine.watchStatus(ownerKey(principal), listener),
+        snapshot: async () => (await waiting(principal)).map((r) => `${r.id}@${r.updatedAt}`).join(','),
+        keepAliveMs: o.keepAliveMs,
+        shutdown: o.shutdown,
+      });
+    } catch (err) {
+      if (!isEngineError(err)) throw err;
+      problem(res, STATUS_OF[err.code], err.message);
+    }
   });
 
   api.use((_req, res) => problem(res, 404, 'No such inbox endpoint'));
