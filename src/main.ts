@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { addApiKey } from './auth/api-keys.js';
 import { CliError } from './cli/exit-codes.js';
 import { isServerCommand, runClient } from './cli/index.js';
@@ -7,9 +7,16 @@ import { parseServerCommand, type ServerCommand } from './cli/server-args.js';
 import { ConfigError } from './config/error.js';
 import { loadConfig } from './config/settings.js';
 import type { AnySkill } from './engine/skill.js';
-import { routeConsoleToLogger } from './logging/console.js';
+import { routeOutputToLogger } from './logging/route.js';
 import { rotateSigningKey } from './push/signing-keys.js';
 import { startTracing } from './telemetry/sdk.js';
+
+/** The server's logger, once `serve` has made it: a failed start after that is its `fatal` record. */
+let serverLogger: Logger | undefined;
+/** The operator's plain words on stderr, past the log routing (see the end of this file). */
+let plainStderr = (text: string): void => {
+  process.stderr.write(text);
+};
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -51,8 +58,9 @@ async function main(): Promise<void> {
   const skills = command.conformance ? [await conformanceSetup(env)] : [];
   const config = loadConfig(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
-  // From here on, every line the process writes is one pino record (see logging/console.ts).
-  routeConsoleToLogger(logger);
+  // From here on, every line the process writes is one pino record (see logging/route.ts).
+  plainStderr = routeOutputToLogger(logger).stderr;
+  serverLogger = logger;
   process.on('uncaughtException', (err, origin) => {
     logger.fatal({ err, origin }, 'uncaught exception: stopping');
     process.exit(1);
@@ -108,10 +116,11 @@ async function conformanceSetup(env: NodeJS.ProcessEnv): Promise<AnySkill> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
-    // Our own words for the operator, as plain text even once the console goes to the log.
-    process.stderr.write(`${err.message}\n`);
+    // Our own words for the operator, as plain text on stderr even once the output goes to the log.
+    plainStderr(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
   }
-  console.error(err);
+  if (serverLogger) serverLogger.fatal({ err }, 'start failed: stopping');
+  else console.error(err);
   process.exit(1);
 });

@@ -10,8 +10,9 @@ type Level = 'debug' | 'info' | 'warn' | 'error';
  * Makes every line the process writes one pino record. Dependencies (the A2A SDK above all) write
  * request data with `console.*` verbatim: a path holding `%0A{"audit":...}` would otherwise put a
  * forged record on the log. Their text becomes the `args` field of a record, escaped like any other
- * value, so it can never start a line of its own. Node's process warnings are routed the same way.
- * Call once, at the start of `serve`; the CLI's client commands keep their plain output.
+ * value, so it can never start a line of its own. Node's process warnings are routed the same way
+ * (`{source: 'process', warning}`, with the stack under `--trace-warnings`). Call once, at the start
+ * of `serve` (logging/route.ts); the CLI's client commands keep their plain output.
  *
  * @example routeConsoleToLogger(logger); console.warn('Tenant "x\n{...}"'); // one JSON line
  */
@@ -34,20 +35,36 @@ export function routeConsoleToLogger(logger: Logger): void {
   console.dir = (item: unknown) => to('info')(item);
   console.table = (data: unknown) => to('info')(data);
 
-  // Node's own listener prints warnings (deprecations, MaxListeners...) as raw text on stderr.
+  // Node's own listener prints warnings (deprecations, MaxListeners, ExperimentalWarning...) as raw
+  // text on stderr. It is an ordinary 'warning' listener (added at start unless --no-warnings or
+  // NODE_NO_WARNINGS=1): removed, it prints nothing, and the event still comes (seen on Node 20 by
+  // spec-tests/log-lines.test.ts: a warning in a running server leaves stderr empty).
   process.removeAllListeners('warning');
   process.on('warning', (warning) => {
+    const detail = (warning as { detail?: unknown }).detail;
     logger.warn(
       {
         source: 'process',
-        warning: { name: warning.name, code: codeOf(warning), message: bounded(warning.message) },
+        warning: {
+          name: warning.name,
+          code: codeOf(warning),
+          message: bounded(warning.message),
+          ...(typeof detail === 'string' ? { detail: bounded(detail) } : {}),
+          // What `node --trace-warnings` adds to Node's own printout.
+          ...(tracingWarnings() && warning.stack ? { stack: bounded(warning.stack) } : {}),
+        },
       },
       'process warning',
     );
   });
 }
 
-function bounded(text: string): string {
+/** `node --trace-warnings` (process.traceProcessWarnings, not in @types/node 20). */
+const tracingWarnings = (): boolean =>
+  (process as { traceProcessWarnings?: boolean }).traceProcessWarnings === true;
+
+/** `text`, cut past MAX_TEXT characters, saying how many were left out. */
+export function bounded(text: string): string {
   return text.length <= MAX_TEXT
     ? text
     : `${text.slice(0, MAX_TEXT)}... (${text.length - MAX_TEXT} more characters)`;

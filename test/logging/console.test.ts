@@ -67,4 +67,23 @@ describe('routeConsoleToLogger', () => {
       }),
     ]);
   });
+
+  it("a warning's detail is kept; its stack only under --trace-warnings, as Node's printout", async () => {
+    const traced = process as { traceProcessWarnings?: boolean };
+    const before = traced.traceProcessWarnings;
+    try {
+      for (const trace of [false, true]) {
+        traced.traceProcessWarnings = trace;
+        const emitted = new Promise((resolve) => process.once('warning', resolve));
+        process.emitWarning('odd', { code: 'TH_DETAIL', detail: 'more about it' });
+        await emitted;
+      }
+    } finally {
+      traced.traceProcessWarnings = before;
+    }
+    const [plain, withStack] = records().map((r) => r.warning as Record<string, unknown>);
+    expect(plain).toEqual({ name: 'Warning', code: 'TH_DETAIL', message: 'odd', detail: 'more about it' });
+    expect(withStack).toMatchObject({ code: 'TH_DETAIL', detail: 'more about it' });
+    expect(String(withStack?.stack)).toMatch(/^Warning: odd\n\s+at /);
+  });
 });
