@@ -45,10 +45,13 @@ describe('input-required, direct replies and rejections (conformance fixture)', 
 
     const events = (await stream.rest()).map((e) => e.data.result);
     expect(events[0].task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-    expect(events.slice(1).map((e) => e.statusUpdate?.status.state)).toEqual([
-      'TASK_STATE_SUBMITTED',
-      'TASK_STATE_WORKING',
-      'TASK_STATE_COMPLETED',
+    // The reply is the result (no artifact of the job's own): written as the artifact "reply" too.
+    expect(
+      events.slice(1).map((e) => e.statusUpdate?.status.state ?? e.artifactUpdate?.artifact.name),
+    ).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'reply', 'TASK_STATE_COMPLETED']);
+    expect(events[3].artifactUpdate.artifact.parts).toEqual([{ text: 'Received: here you are' }]);
+    expect(answered.task.artifacts).toEqual([
+      expect.objectContaining({ artifactId: 'reply', parts: [{ text: 'Received: here you are' }] }),
     ]);
   });
 

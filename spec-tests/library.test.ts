@@ -186,7 +186,10 @@ describe('createServer({ listen: false }): every face mounted in an app of yours
       job = await json(`${url}${location}`);
     }
     expect(job.result).toBe(`${location}/result`);
-    expect(await json(`${url}${job.result}`)).toEqual({ artifacts: [] });
+    // The reply is the result: written as the artifact "reply".
+    expect(await json(`${url}${job.result}`)).toMatchObject({
+      artifacts: [{ artifactId: 'reply', parts: [{ text: 'Report for 2026-09' }] }],
+    });
     // The browser pages link their own files under the mount too.
     const page = await (await fetch(`${url}/agent/inbox`)).text();
     expect(page).toContain('href="/agent/inbox/inbox.css"');

@@ -157,6 +157,11 @@ describe('remote workers', () => {
     expect((await write(id, first.lease.token, 'complete', { message: 'old' })).status).toBe(409);
     expect((await write(id, second.lease.token, 'complete', { message: 'new' })).status).toBe(200);
     expect((await job(id)).statusMessage).toBe('new');
+    // A reply with no artifact is the result: the artifact "reply" holds it (the stale one wrote nothing).
+    const result = await call('GET', `/v1/jobs/${id}/result`, caller);
+    expect(result.body.artifacts).toEqual([
+      expect.objectContaining({ artifactId: 'reply', parts: [{ text: 'new' }] }),
+    ]);
   });
 
   it('a skill that asks to fail on interruption is failed by the next claim, not run twice', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withContent } from '../src/engine/artifact-reader.js';
+import { REPLY_ARTIFACT } from '../src/engine/artifact-write.js';
 import { ARTIFACT_BYTES } from '../src/engine/artifacts.js';
 import type { LoggedEvent } from '../src/engine/events.js';
 import { defineSkill } from '../src/engine/skill.js';
@@ -82,10 +83,24 @@ const rewriter = defineSkill({
   },
 });
 
+/** Replies "done"; with `artifact`, writes one of its own first; with `reject`, rejects. */
+const replier = defineSkill({
+  id: 'replier',
+  description: 'replies',
+  input: z.object({ artifact: z.boolean().default(false), reject: z.boolean().default(false) }),
+  pollIntervalMs: 100,
+  ttlMs: 60_000,
+  onInterrupt: 'fail',
+  async run(ctx) {
+    if (ctx.input.artifact) await ctx.artifact({ artifactId: 'table', parts: [{ data: { rows: 3 } }] });
+    return ctx.input.reject ? { state: 'rejected' as const, message: 'no' } : { message: 'done' };
+  },
+});
+
 let h: Harness;
 beforeEach(() => {
   h = harness(dirs.make(), {
-    skills: [writer, asker, rewriter],
+    skills: [writer, asker, rewriter, replier],
     limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
   });
   h.startRunner();
@@ -167,5 +182,23 @@ describe('artifacts past the inline size', () => {
     // What is left of the quota is the rest of it: another 8,000 bytes fit.
     const more = await submit(h.engine, call('writer', { count: 2, size: 4000 }));
     await waitForState(h.engine, more, 'completed');
+  });
+});
+
+describe('the reply is the result when the job wrote no artifact', () => {
+  it('a completed task whose job wrote nothing else holds its reply as the artifact "reply", marked; one with artifacts, or rejected, does not', async () => {
+    const replied = await submit(h.engine, call('replier', {}));
+    await waitForState(h.engine, replied, 'completed');
+    const view = await h.engine.get(OWNER, replied);
+    expect(textOf(view.record.statusMessage)).toBe('done');
+    expect(view.artifacts).toEqual([
+      { artifactId: 'reply', name: 'reply', parts: [{ text: 'done' }], metadata: { [REPLY_ARTIFACT]: true } },
+    ]);
+    const withOwn = await submit(h.engine, call('replier', { artifact: true }));
+    await waitForState(h.engine, withOwn, 'completed');
+    expect((await h.engine.get(OWNER, withOwn)).artifacts.map((a) => a.artifactId)).toEqual(['table']);
+    const rejected = await submit(h.engine, call('replier', { reject: true }));
+    await waitForState(h.engine, rejected, 'rejected');
+    expect((await h.engine.get(OWNER, rejected)).artifacts).toEqual([]);
   });
 });

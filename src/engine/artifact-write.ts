@@ -4,7 +4,7 @@ import { JobError } from './errors.js';
 import type { EngineLimits } from './limits.js';
 import type { ArtifactUpdate } from './skill.js';
 import type { GuardedWrite } from './store-port.js';
-import type { Artifact } from './task.js';
+import type { Artifact, Message } from './task.js';
 
 /** What is known of a task's artifacts before a write adds to them. */
 export interface ArtifactsSoFar {
@@ -156,4 +156,36 @@ export function artifactsSoFar(artifacts: Iterable<Artifact>): ArtifactsSoFar {
     if (seqs.size > 0) stored.set(a.artifactId, { seqs: [...seqs], bytes: storedBytes });
   }
   return { bytes, inlineBytes, stored };
+}
+
+/** Metadata key marking the artifact that holds a task's reply (see {@link replyArtifact}). */
+export const REPLY_ARTIFACT = 'taskhandle.reply';
+
+/**
+ * The artifact a completed task's reply is written as too, when the task has no artifact: its
+ * result. The A2A spec returns results as artifacts ("Messages SHOULD NOT be used to deliver task
+ * outputs"), and clients read them there: a2a-ai-provider's streamText streams artifact text only,
+ * ADK takes a task's last artifact before its status message, our CLI's `result` prints artifacts.
+ * A task with artifacts of its own keeps its reply as its status message only (a summary of them).
+ * Marked with {@link REPLY_ARTIFACT}, so a face that shows the status message does not say it twice.
+ */
+export function replyArtifact(
+  reply: Message | undefined,
+  soFar: ArtifactsSoFar,
+  limits: EngineLimits,
+  owner: string,
+): ArtifactPlan | undefined {
+  if (!reply || reply.parts.length === 0 || soFar.bytes.size > 0) return undefined;
+  return planArtifact(
+    {
+      artifactId: 'reply',
+      name: 'reply',
+      parts: reply.parts,
+      metadata: { [REPLY_ARTIFACT]: true },
+      lastChunk: true,
+    },
+    soFar,
+    limits,
+    { owner },
+  );
 }

@@ -4,7 +4,7 @@ import { agentText } from './context.js';
 import type { Engine } from './engine.js';
 import type { Journal } from './journal.js';
 import { backoffMs, failureText, isRetryable } from './retry.js';
-import type { ClaimedTask, WriteResult } from './store-port.js';
+import type { ClaimedTask, GuardedWrite, WriteResult } from './store-port.js';
 import { ANSWER_SCHEMA, type Message, type TaskRecord } from './task.js';
 
 /** What a holder of leases needs: the engine (skills, reads), the write path, the re-run rules. */
@@ -73,22 +73,28 @@ export class HeldTask {
     return agentText(this.record.id, this.record.contextId, t);
   }
 
-  /** Ends the run in `to`, releasing the lease; what asks for input says who may answer and until when. */
+  /**
+   * Ends the run in `to`, releasing the lease; what asks for input says who may answer and until when.
+   * With `also`, what else the ending writes in the same transaction (a completed task's reply as its
+   * artifact: see replyArtifact).
+   */
   finish(
     to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
     message?: Message,
     waiting?: Pick<Question, 'approvers' | 'deadlineMs'>,
+    also?: Pick<GuardedWrite, 'events' | 'blobs' | 'storage' | 'dropBlobs'>,
   ): Promise<WriteResult | undefined> {
     const { journal } = this.#rules;
     runEnded(to);
     return journal.commit({
+      ...also,
       taskId: this.record.id,
       from: ['working'],
       to,
       statusMessage: message,
       leaseToken: this.leaseToken,
       releaseLease: true,
-      events: [],
+      events: also?.events ?? [],
       at: journal.now(),
       approvers: waiting?.approvers,
       inputDeadline: waiting?.deadlineMs === undefined ? undefined : journal.now() + waiting.deadlineMs,

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { artifactCap, artifactsSoFar, planArtifact, storageOf, tooLarge } from './artifact-write.js';
+import {
+  artifactCap,
+  artifactsSoFar,
+  planArtifact,
+  replyArtifact,
+  storageOf,
+  tooLarge,
+} from './artifact-write.js';
 import { foldArtifacts } from './artifacts.js';
 import { ClaimDesk, type ClaimRequest } from './claim-desk.js';
 import { EngineError, isJobError, JobError } from './errors.js';
@@ -280,7 +287,12 @@ export class RemoteRuns {
     for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
     const state = outcome.state ?? 'completed';
     const message = outcome.message === undefined ? undefined : held.text(outcome.message);
-    if (!(await held.finish(state, message))) throw this.#lost(taskId);
+    // The log is read only when the reply may be the task's result (no artifact came with it).
+    const reply =
+      state === 'completed' && message && !outcome.artifacts?.length
+        ? replyArtifact(message, await this.#soFar(held), this.#o.engine.limits, held.record.owner)?.write
+        : undefined;
+    if (!(await held.finish(state, message, undefined, reply))) throw this.#lost(taskId);
     return state;
   }
 

@@ -220,8 +220,9 @@ export class Runner {
           ? held.text(outcome.message)
           : (outcome?.message as Message | undefined);
       const state = outcome?.state ?? 'completed';
+      const reply = state === 'completed' ? ctx.replyArtifact(message) : undefined;
       // No row written: the task changed under the job (canceled, expired or taken over).
-      ended((await held.finish(state, message)) ? state : 'lost');
+      ended((await held.finish(state, message, undefined, reply)) ? state : 'lost');
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { type ArtifactsSoFar, ArtifactTally, planArtifact } from './artifact-write.js';
+import {
+  type ArtifactsSoFar,
+  ArtifactTally,
+  planArtifact,
+  replyArtifact as replyArtifactOf,
+} from './artifact-write.js';
 import { agentText } from './context.js';
 import { JobError } from './errors.js';
 import type { LoggedEvent } from './events.js';
@@ -139,6 +144,11 @@ export class RunContext<I> implements SkillContext<I> {
     const { events } = await this.#write(plan.write);
     this.#artifacts.wrote(plan, (events[0] as LoggedEvent).seq);
     return plan.artifactId;
+  }
+
+  /** What writes the run's reply as the task's result artifact, when the task has none (see replyArtifact). */
+  replyArtifact(reply: Message | undefined) {
+    return replyArtifactOf(reply, this.#artifacts, this.#limits, this.#owner)?.write;
   }
 
   async say(text: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { REPLY_ARTIFACT } from '../../engine/artifact-write.js';
 import { ARTIFACT_BYTES, type ArtifactLink } from '../../engine/artifacts.js';
 import type { Artifact, Part, TaskRecord, TaskView } from '../../engine/task.js';
 import { messageText } from '../handle.js';
@@ -30,7 +31,11 @@ export function callToolResult(view: TaskView, link: ArtifactLink): CallToolResu
   const content: Content[] = [];
   const said = messageText(record.statusMessage);
   if (said) content.push({ type: 'text', text: said });
-  for (const artifact of view.artifacts) content.push(...artifactContent(record.id, artifact, link));
+  for (const artifact of view.artifacts) {
+    // The reply written as the task's result artifact is the text just given: not twice.
+    if (said && artifact.metadata?.[REPLY_ARTIFACT]) continue;
+    content.push(...artifactContent(record.id, artifact, link));
+  }
   if (content.length === 0) content.push({ type: 'text', text: `Task ${record.id} ${record.state}` });
   return { content, isError: record.state !== 'completed' };
 }
