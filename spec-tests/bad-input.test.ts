@@ -449,6 +449,28 @@ describe('bad input', () => {
     expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
   });
 
+  it('an HTTP/1.1 request without Host gets a 400 problem naming the header; HTTP/1.0 may omit it', async () => {
+    const { connect } = await import('node:net');
+    const { port, hostname } = new URL(agent.url);
+    const raw = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.end(head));
+        let text = '';
+        socket.on('data', (d) => {
+          text += d.toString();
+        });
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const without = await raw('GET /healthz HTTP/1.1\r\n\r\n');
+    expect(without).toMatch(/^HTTP\/1\.1 400 /);
+    expect(without).toContain('application/problem+json');
+    expect(JSON.parse(without.slice(without.indexOf('\r\n\r\n') + 4)).detail).toMatch(
+      /must carry a Host header/,
+    );
+    expect(await raw('GET /healthz HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it('after all that the server is healthy and has lost nothing', async () => {
     const health = await fetch(`${agent.url}/healthz`);
     expect(health.status).toBe(200);

@@ -350,6 +350,17 @@ describe('push notification configs', () => {
       }
     });
 
+    it('v0.3 under /rest/v1: a task id that is not valid percent-encoding is a 400, not a 500', async () => {
+      const r = await rest(
+        'POST',
+        '/v1/tasks/%ZZ/pushNotificationConfigs',
+        { pushNotificationConfig: { url: HOOK } },
+        {},
+      );
+      expect(r.status).toBe(400);
+      expect(r.body.message).toMatch(/not valid percent-encoding/);
+    });
+
     it('v0.3 under /rest/v1: a body naming another task than the URL is refused (400), and nothing is stored on either', async () => {
       const taskId = await sleepingTask(agent);
       const other = await sleepingTask(agent);

@@ -91,6 +91,41 @@ describe('open streams per principal (MAX_STREAMS)', () => {
     }
   });
 
+  it('a streaming send past the bound is refused before it creates anything; its slot comes back after a send that streams', async () => {
+    const count = async () =>
+      (await agent.as('bob').rpc('ListTasks', { pageSize: 100 }, V1)).body.result.tasks?.length ?? 0;
+    const task = await sleeping('bob');
+    const held: SseStream[] = [await subscribe('bob', task.id), await subscribe('bob', task.id)];
+    for (const s of held) await s.next();
+    const before = await count();
+    const refused = await rpcStream(
+      agent.as('bob'),
+      'SendStreamingMessage',
+      { message: skillMessage('sleep', { seconds: 30 }) },
+      V1,
+    );
+    await refused.rest();
+    expect(JSON.parse(refused.raw()).error.code).toBe(-32054);
+    expect(await count()).toBe(before);
+    for (const s of held) s.close();
+    // A streaming send that ran to its end gives its slot back: two more streams still open.
+    const sent = await eventually(async () => {
+      const s = await rpcStream(
+        agent.as('bob'),
+        'SendStreamingMessage',
+        { message: skillMessage('export', { rows: 1 }) },
+        V1,
+      );
+      if (s.headers.get('content-type')?.startsWith('text/event-stream')) return s;
+      await s.rest();
+      return undefined;
+    });
+    await sent.rest();
+    const again = [await subscribe('bob', task.id), await subscribe('bob', task.id)];
+    for (const s of again) expect((await s.next())?.data.result.task.id).toBe(task.id);
+    for (const s of again) s.close();
+  });
+
   it('a stream of a task that does not exist takes no slot', async () => {
     for (let i = 0; i < 5; i++) {
       const s = await openSse(`${agent.url}/v1/jobs/nope-${i}/events`, {

@@ -142,13 +142,22 @@ export class Engine {
   }
 
   /**
+   * Takes one of `holder`'s stream slots (MAX_STREAMS) ahead of a stream: a call that creates a task
+   * and streams it is refused (`too-many-streams`) before it creates anything. Hand it to
+   * {@link stream} as `slot`, or call it to give the slot back (once).
+   */
+  reserveStream(holder: string): () => void {
+    return this.#core.streams.take(holder);
+  }
+
+  /**
    * {@link onStatus} for a page's change stream (the inbox, the console), counted as one of
    * `holder`'s streams: refused past MAX_STREAMS (`too-many-streams`) before it listens, as a task
    * stream is, since each one looks at the store again on changes. The returned function stops
    * listening and gives the slot back.
    */
   watchStatus(holder: string, listener: (taskId: string, state: TaskState) => void): () => void {
-    const giveBack = this.#core.streams.take(holder);
+    const giveBack = this.reserveStream(holder);
     const off = this.onStatus(listener);
     return () => {
       off();

@@ -49,18 +49,24 @@ export class PushConfigs {
   async put(owner: string, taskId: string, config: NewPushConfig): Promise<PushConfig> {
     const record = await this.#owned(owner, taskId);
     const stored = pushConfigFor(taskId, config, this.#now());
-    const perTask = record.pushConfigs >= this.#max.perTask;
-    const active = this.#max.active > 0 && !isTerminal(record.state);
-    if ((perTask || active) && !(await this.#store.getPushConfig(taskId, stored.id))) {
-      if (perTask) {
-        throw new EngineError(
-          'unsupported-operation',
-          `Task ${taskId} has ${record.pushConfigs} push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
-        );
-      }
+    if (
+      this.#max.active > 0 &&
+      !isTerminal(record.state) &&
+      !(await this.#store.getPushConfig(taskId, stored.id))
+    )
       await this.refuseManyActive(owner);
+    // The per-task bound is checked in the store's own transaction: concurrent puts cannot pass it together.
+    if (
+      !(await this.#store.putPushConfig(
+        stored,
+        Number.isFinite(this.#max.perTask) ? this.#max.perTask : undefined,
+      ))
+    ) {
+      throw new EngineError(
+        'unsupported-operation',
+        `Task ${taskId} has ${this.#max.perTask} push notification configs, the most it may have (MAX_PUSH_CONFIGS): delete one, or replace one by its id`,
+      );
     }
-    await this.#store.putPushConfig(stored);
     return stored;
   }
 

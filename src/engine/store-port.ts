@@ -280,8 +280,10 @@ export interface TaskStore {
   /**
    * Adds or replaces (same task and id) a webhook. From the next write on, the writes of the task's
    * events add the notifications it asks for (see `notifiesByDefault`) in their own transaction.
+   * With `maxPerTask`, a new one (not a replacement) is not stored when the task already has that
+   * many, checked in the same transaction (concurrent puts cannot pass it together): false.
    */
-  putPushConfig(config: PushConfig): Promise<void>;
+  putPushConfig(config: PushConfig, maxPerTask?: number): Promise<boolean>;
   getPushConfig(taskId: string, id: string): Promise<PushConfig | undefined>;
   listPushConfigs(taskId: string): Promise<PushConfig[]>;
   /**

@@ -26,6 +26,11 @@ export interface StreamOptions {
   signal: AbortSignal;
   /** Whose stream it counts as (MAX_STREAMS), when not the task's owner's: an operator's name. */
   holder?: string;
+  /**
+   * A slot taken beforehand (Engine.reserveStream), for a stream whose task the same call creates:
+   * the stream gives it back when it ends instead of taking one.
+   */
+  slot?: () => void;
 }
 
 /** The task no longer needs the runner: it is done, or waits for its caller. */
@@ -47,7 +52,7 @@ export async function* stream(
 ): AsyncGenerator<StreamItem> {
   const { hub, store } = core.journal;
   // Refused before anything is read; given back however the stream ends.
-  const giveBack = core.streams.take(o.holder ?? owner);
+  const giveBack = o.slot ?? core.streams.take(o.holder ?? owner);
   const wait = waitForEvents(hub, id, o.signal);
   const ends = o.until === 'terminal' ? isTerminal : settled;
   try {

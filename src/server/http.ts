@@ -126,13 +126,19 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
   const listener = (req: IncomingMessage, res: ServerResponse) =>
     traceRequest(req, res, routes, () => serve(req, res));
-  const server: Server = createServer(listener);
+  // Node would answer a missing Host itself, with an empty 400: refused in our words below instead.
+  const server: Server = createServer({ requireHostHeader: false }, listener);
   let stopped = false;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     // Once the stop begins, a request on a kept-alive connection, or through an app that mounts the
     // faces, is turned away before it reaches a store that is about to close.
     if (stopped) {
       refuseStopped(res);
+      return;
+    }
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (HTTP/1.0 may omit it).
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      refuseNoHost(res);
       return;
     }
     inFlight.track(res);
@@ -165,6 +171,22 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
 }
 
 /** 503 in problem form, and the connection closed: the caller retries elsewhere or after the restart. */
+function refuseNoHost(res: ServerResponse): void {
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title: 'Bad Request',
+    status: 400,
+    detail:
+      'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2): send the host and port you reach this server at',
+  });
+  res.writeHead(400, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
+}
+
 function refuseStopped(res: ServerResponse): void {
   const body = JSON.stringify({
     type: 'about:blank',

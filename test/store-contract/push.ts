@@ -107,6 +107,22 @@ export function pushContract(c: Contract): void {
       expect(await c.store.getPushConfig(task.id, 'z')).toBeUndefined();
     });
 
+    it('with maxPerTask, stores no new webhook past it, however many puts race; a replacement still goes in', async () => {
+      const task = await create();
+      const puts = await Promise.all(
+        ['e', 'f', 'g', 'h'].map((id) => c.store.putPushConfig(hook(task.id, id), 2)),
+      );
+      expect(puts.filter(Boolean)).toHaveLength(2);
+      expect(await pushCount(task.id)).toBe(2);
+      const kept = (await c.store.listPushConfigs(task.id)).map((x) => x.id);
+      expect(kept).toHaveLength(2);
+      expect(
+        await c.store.putPushConfig(hook(task.id, kept[0] as string, { url: 'https://hooks.example/v2' }), 2),
+      ).toBe(true);
+      expect(await c.store.putPushConfig(hook(task.id, 'z'), 2)).toBe(false);
+      expect(await pushCount(task.id)).toBe(2);
+    });
+
     it("counts the webhooks of an owner's unfinished tasks, all together: not ended, expired or others' tasks", async () => {
       const queued = await create();
       const waiting = await create();

@@ -26,7 +26,16 @@ export function legacyPushConfigBody(
   if (taskId === undefined || !isObject(body)) return undefined;
   const wrapped = isObject(body.config) ? body.config : undefined;
   const config = wrapped ?? body;
-  const named = `tasks/${decodeURIComponent(taskId)}`;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(taskId);
+  } catch {
+    return {
+      problem:
+        'the task id in the URL is not valid percent-encoding (a % must be followed by two hex digits)',
+    };
+  }
+  const named = `tasks/${decoded}`;
   for (const [where, value] of [
     ['name', field(config, 'name', 'name')],
     ['parent', wrapped && field(body, 'parent', 'parent')],

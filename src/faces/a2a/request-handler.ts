@@ -128,19 +128,30 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
-    const result = await this.#guard(() => this.#send(params, context), state.transport);
+    // The stream's slot is taken first: past MAX_STREAMS nothing is created (nor run) for a stream
+    // the caller would never get.
+    const slot = await this.#guard(async () => this.#engine.reserveStream(state.owner), state.transport);
+    let result: Sent;
+    try {
+      result = await this.#guard(() => this.#send(params, context), state.transport);
+    } catch (err) {
+      slot();
+      throw err;
+    }
     this.#audited(state.principal, params, result);
     if (result.kind === 'message') {
+      slot();
       yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
       return;
     }
     // An approver's stream is the receipt of their answer and nothing more: it has no event id (the
     // owner's log is not theirs to resume) and ends at once.
     if (result.kind === 'answered') {
+      slot();
       yield receiptEvent(result.receipt);
       return;
     }
-    yield* this.#stream(context, result.view.record.id, false);
+    yield* this.#stream(context, result.view.record.id, false, slot);
   }
 
   async *resubscribe(
@@ -346,37 +357,44 @@ export class EngineRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
     id: string,
     requireActive: boolean,
+    slot?: () => void,
   ): AsyncGenerator<StreamResponse> {
     const state = callState(context);
     const { owner } = state;
-    if (state.lastEventId !== undefined) {
-      // A resume yields nothing until the task's next event: say at once that the stream stands.
-      await this.#guard(() => this.#engine.record(owner, id));
-      state.cursor.opened?.();
-    }
-    const items = this.#engine.stream(owner, id, {
-      afterSeq: state.lastEventId,
-      requireActive: requireActive && state.lastEventId === undefined,
-      signal: state.signal,
-    });
     try {
-      for await (const item of items) {
-        // A client that does not read holds its stream here (the store keeps the rest), not in memory.
-        await state.drained();
-        let response: StreamResponse | undefined;
-        if (item.kind === 'task') {
-          response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
-          state.cursor.seq = item.seq;
-        } else {
-          // Artifact chunks stored out of the log stream as they were written.
-          response = streamResponseOf(await this.#engine.withContent(item.entry), item.contextId);
-          state.cursor.seq = item.entry.seq;
-          state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
-        }
-        if (response) yield response;
+      if (state.lastEventId !== undefined) {
+        // A resume yields nothing until the task's next event: say at once that the stream stands.
+        await this.#guard(() => this.#engine.record(owner, id));
+        state.cursor.opened?.();
       }
-    } catch (err) {
-      throw this.#protocolError(err, state.transport);
+      const items = this.#engine.stream(owner, id, {
+        afterSeq: state.lastEventId,
+        requireActive: requireActive && state.lastEventId === undefined,
+        signal: state.signal,
+        slot,
+      });
+      try {
+        for await (const item of items) {
+          // A client that does not read holds its stream here (the store keeps the rest), not in memory.
+          await state.drained();
+          let response: StreamResponse | undefined;
+          if (item.kind === 'task') {
+            response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
+            state.cursor.seq = item.seq;
+          } else {
+            // Artifact chunks stored out of the log stream as they were written.
+            response = streamResponseOf(await this.#engine.withContent(item.entry), item.contextId);
+            state.cursor.seq = item.entry.seq;
+            state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
+          }
+          if (response) yield response;
+        }
+      } catch (err) {
+        throw this.#protocolError(err, state.transport);
+      }
+    } finally {
+      // A reserved slot goes back however the stream ended, even one that never began (it goes back once).
+      slot?.();
     }
   }
 

@@ -393,11 +393,16 @@ export class PostgresStore implements TaskStore {
     return (await this.#db.query(Q.deleteExpired, [now, limit])).length;
   }
 
-  async putPushConfig(config: PushConfig): Promise<void> {
-    await this.#db.transaction(async (client) => {
-      await client.query({ ...Q.lockTask, values: [config.taskId] });
+  async putPushConfig(config: PushConfig, maxPerTask?: number): Promise<boolean> {
+    return this.#db.transaction(async (client) => {
+      const locked = await client.query<{ push_configs: number }>({ ...Q.lockTask, values: [config.taskId] });
+      if (maxPerTask !== undefined && (locked.rows[0]?.push_configs ?? 0) >= maxPerTask) {
+        const existing = await client.query({ ...Q.getPushConfig, values: [config.taskId, config.id] });
+        if (existing.rowCount === 0) return false;
+      }
       await client.query({ ...Q.putPushConfig, values: pushValues(config) });
       await client.query({ ...Q.countPushConfigs, values: [config.taskId] });
+      return true;
     });
   }
 

@@ -218,7 +218,8 @@ const SQL = {
       WHERE owner_usage.owner = s.owner)
     DELETE FROM tasks WHERE id IN (SELECT id FROM doomed) RETURNING id`,
   /** Taken before a webhook changes: the recount that follows sees every other change committed. */
-  lockTask: 'SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE',
+  // The webhooks' count comes back with the lock: a new one is checked against it under the lock.
+  lockTask: 'SELECT push_configs FROM tasks WHERE id = $1 FOR UPDATE',
   putPushConfig: `INSERT INTO push_configs
       (task_id, id, url, token, auth_scheme, auth_credentials, all_events, format, created_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)

@@ -419,10 +419,15 @@ export class SqliteStore implements TaskStore {
     });
   }
 
-  async putPushConfig(config: PushConfig): Promise<void> {
-    await this.#writes.run(() => {
+  async putPushConfig(config: PushConfig, maxPerTask?: number): Promise<boolean> {
+    return this.#writes.run(() => {
+      if (maxPerTask !== undefined && !this.#q.getPushConfig.get(config.taskId, config.id)) {
+        const row = this.#q.taskPushConfigs.get(config.taskId) as { push_configs: number } | undefined;
+        if ((row?.push_configs ?? 0) >= maxPerTask) return false;
+      }
       this.#q.putPushConfig.run(toPushConfigRow(config));
       this.#countPushConfigs(config.taskId);
+      return true;
     });
   }
 

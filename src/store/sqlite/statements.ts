@@ -138,6 +138,7 @@ const SQL = {
       auth_scheme = excluded.auth_scheme, auth_credentials = excluded.auth_credentials,
       all_events = excluded.all_events, format = excluded.format, created_at = excluded.created_at`,
   getPushConfig: 'SELECT * FROM push_configs WHERE task_id = ? AND id = ?',
+  taskPushConfigs: 'SELECT push_configs FROM tasks WHERE id = ?',
   listPushConfigs: 'SELECT * FROM push_configs WHERE task_id = ? ORDER BY created_at, id',
   deletePushConfig: 'DELETE FROM push_configs WHERE task_id = ? AND id = ?',
   deleteConfigNotifications:
