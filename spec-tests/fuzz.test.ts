@@ -124,7 +124,7 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
     let anonymousAgent: Agent;
     [agent, anonymousAgent] = await Promise.all([
       launch({
-        // carol is driven to the bounds, olga an operator following carol's tasks, robin a worker.
+        // carol is driven to the bounds, olga an operator beside her (its streams its own), robin a worker.
         apiKeys: { alice: 'acme', bob: 'globex', robot: 'ops', carol: 'umbrella', olga: 'ops', robin: 'ops' },
         env: {
           SKILLS,
@@ -144,31 +144,34 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
       // Its public URL, listed host and MCP origin are names the rule must serve besides loopback.
       launchAnonymous(),
     ]);
-    for (const as of ['alice', 'bob'] as const) {
-      const { task } = await send(agent.as(as), skillMessage('export', { rows: 3 }));
-      before.push({ as, task: await getTask(agent.as(as), task.id) });
-    }
+    // The tasks made before, on both servers at once: the fuzz's callers', and one of the anonymous
+    // server's with its artifact.
     const url = `http://127.0.0.1:${names.port}`;
-    const job = await fetch(`${url}/v1/jobs`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Prefer: 'wait=10' },
-      body: JSON.stringify({ skill: 'export', input: { rows: 3 } }),
-    });
-    const { taskId } = (await job.json()) as { taskId: string };
-    const task = await fetch(`${url}/`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }),
-    });
-    const { result } = (await task.json()) as { result: { artifacts: { artifactId: string }[] } };
-    const artifactId = result.artifacts[0]?.artifactId ?? '';
-    anonymous = {
-      agent: anonymousAgent,
-      url,
-      grpc: `127.0.0.1:${grpcPort}`,
-      names,
-      known: { taskId, artifactId },
-    };
+    const [, known] = await Promise.all([
+      Promise.all(
+        (['alice', 'bob'] as const).map(async (as) => {
+          const { task } = await send(agent.as(as), skillMessage('export', { rows: 3 }));
+          before.push({ as, task: await getTask(agent.as(as), task.id) });
+        }),
+      ),
+      (async (): Promise<AnonymousKnown> => {
+        const job = await fetch(`${url}/v1/jobs`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Prefer: 'wait=10' },
+          body: JSON.stringify({ skill: 'export', input: { rows: 1 } }),
+        });
+        const { taskId } = (await job.json()) as { taskId: string };
+        const task = await fetch(`${url}/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }),
+        });
+        const { result } = (await task.json()) as { result: { artifacts: { artifactId: string }[] } };
+        return { taskId, artifactId: result.artifacts[0]?.artifactId ?? '' };
+      })(),
+    ]);
+    before.sort((a, b) => a.as.localeCompare(b.as));
+    anonymous = { agent: anonymousAgent, url, grpc: `127.0.0.1:${grpcPort}`, names, known };
   });
   afterAll(async () => {
     await Promise.all([agent?.stop(), anonymous?.agent.stop()]);

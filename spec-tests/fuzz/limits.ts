@@ -108,6 +108,8 @@ export const STREAM_FACES = [
   'mcp-call',
   'mcp-result',
   'grpc-subscribe',
+  // The inbox's change stream: not a task's, but one of its caller's streams all the same.
+  'inbox-events',
 ] as const;
 export type StreamFace = (typeof STREAM_FACES)[number];
 /** The A2A faces whose stream is of a task the request makes (MCP's tools/call: see its finding). */
@@ -122,7 +124,7 @@ export type StreamOp =
   | { op: 'ended' }
   /** A stream of a task that does not exist: refused before it opens, it keeps no slot. */
   | { op: 'missing'; face: 'jobs-events' | 'jsonrpc-subscribe' | 'rest-subscribe' }
-  /** The operator follows the owner's task on the console: a slot of the operator's, not the owner's. */
+  /** The operator opens the console's change stream: a slot of the operator's, not the owner's. */
   | { op: 'operator' };
 
 const openOp = fc.constantFrom(...STREAM_FACES).map((face): StreamOp => ({ op: 'open', face }));
@@ -221,6 +223,8 @@ function streamRequest(
       return request('GET', `/rest/v1/tasks/${encodeURIComponent(taskId)}:subscribe`, sse);
     case 'jobs-events':
       return request('GET', `/v1/jobs/${encodeURIComponent(taskId)}/events`, sse);
+    case 'inbox-events':
+      return request('GET', '/inbox/api/events', sse);
     case 'mcp-call':
       return request(
         'POST',
@@ -313,6 +317,7 @@ async function openStream(
           : 'not the REST v0.3 refusal 429 naming MAX_STREAMS',
       );
     case 'jobs-events':
+    case 'inbox-events':
       return refused(
         held.status === 429 &&
           held.contentType.startsWith('application/problem+json') &&
@@ -351,7 +356,8 @@ export interface RunReport {
 /**
  * One run of stream operations for the owner, on a task of its that runs for the run's length:
  * below MAX_STREAMS each stream is served (once the slots of closed ones are back), at it refused;
- * refused sends make no task; the operator's console streams take none of the owner's slots.
+ * refused sends make no task; the inbox's change stream is one of the owner's streams; the
+ * operator's console change streams are bounded on their own and take none of the owner's slots.
  */
 export async function streamRun(server: LimitsServer, ops: StreamOp[]): Promise<RunReport> {
   const report: RunReport = { known: [], seen: [] };
@@ -411,14 +417,30 @@ export async function streamRun(server: LimitsServer, ops: StreamOp[]): Promise<
         return undefined;
       }
       case 'operator': {
-        if (operator.length >= 3) return undefined;
-        const r = request('GET', `/console/api/events?task=${encodeURIComponent(taskId)}`, server.operator);
-        const held = await hold(server.url, r).answer;
-        report.seen.push(`operator ${held.status}`);
-        if (held.status !== 200 || !held.contentType.startsWith('text/event-stream'))
-          return `the operator's console stream answered ${held.status} ${held.text.slice(0, 200)}`;
-        operator.push(held);
-        return undefined;
+        // The operator's own bound: past it a 429 problem, below it served (once closed ones are back).
+        const r = request('GET', '/console/api/events', server.operator);
+        const deadline = Date.now() + GIVEN_BACK_MS;
+        for (;;) {
+          const held = await hold(server.url, r).answer;
+          const told = `the operator's console stream answered ${held.status} ${held.text.slice(0, 200)}`;
+          const refusal =
+            held.status === 429 &&
+            held.contentType.startsWith('application/problem+json') &&
+            TOO_MANY_STREAMS.test(parsed(held.text)?.detail);
+          report.seen.push(`operator ${held.status}`);
+          if (operator.length >= BOUNDS.streams) {
+            held.close();
+            return refusal ? undefined : `past MAX_STREAMS, ${told}`;
+          }
+          if (held.status === 200 && held.contentType.startsWith('text/event-stream')) {
+            operator.push(held);
+            return undefined;
+          }
+          held.close();
+          if (!refusal) return told;
+          if (Date.now() > deadline) return `below MAX_STREAMS after ${GIVEN_BACK_MS} ms, ${told}`;
+          await sleep(25);
+        }
       }
       case 'ended':
       case 'missing': {
