@@ -1,9 +1,32 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTask, send, skillMessage } from './a2a.js';
-import { type FuzzResponse, faceOf, heldRun, isWorkers, violation } from './fuzz/checks.js';
-import { fuzzClient } from './fuzz/client.js';
+import { freePort } from './cli-run.js';
+import { type FuzzResponse, faceOf, heldRun, isWorkers, leakIn, violation } from './fuzz/checks.js';
+import { fuzzClient, grpcTaskRequest, grpcUnary, sendRaw } from './fuzz/client.js';
+import {
+  type AnonymousKnown,
+  type HostCase,
+  hostCase,
+  hostValue,
+  hostViolation,
+  knownFinding,
+  NAMES,
+  type Named,
+  type Names,
+  verdictOf,
+} from './fuzz/hosts.js';
+import {
+  claimOps,
+  claimRun,
+  type LimitsServer,
+  pushOps,
+  pushRun,
+  streamOps,
+  streamRun,
+} from './fuzz/limits.js';
 import { aimedAt, type FuzzRequest, fuzzRequest, workers } from './fuzz/requests.js';
+import { grpcInterface } from './grpc.js';
 import { type Agent, apiKeyHeader, launch, newApiKey } from './harness.js';
 import { moduleFolder, TASKHANDLE } from './skill-module.js';
 
@@ -15,6 +38,14 @@ const SEED = process.env.FUZZ_SEED === undefined ? Date.now() % 2 ** 31 : Number
 const BATCH = 16;
 /** Tasks claimed for real and written to with their lease token: one per 50 requests of the run. */
 const HELD_RUNS = Math.max(1, Math.ceil(RUNS / 50));
+/** Requests with generated Host and Origin headers to the anonymous server: one per 20 of the run. */
+const HOST_RUNS = Math.max(BATCH, Math.ceil(RUNS / 20));
+/** gRPC calls with a generated :authority: one per 250 requests of the run. */
+const AUTHORITY_RUNS = Math.max(4, Math.ceil(RUNS / 250));
+/** Runs of each bound's operations (streams, webhooks, waiting claims): one per 2,500 requests. */
+const LIMIT_RUNS = Math.max(2, Math.ceil(RUNS / 2500));
+/** A webhook the fuzz's server accepts (PUSH_ALLOW) and never calls: the bounds set them on an ended task. */
+const HOOK = 'http://127.0.0.2:9/hook';
 
 /**
  * A remote skill beside the built-in ones, which the fuzz's worker (robot, WORKERS) claims and
@@ -28,44 +59,122 @@ export const render = defineRemoteSkill({
   pollIntervalMs: 500, ttlMs: 3_600_000, onInterrupt: 'rerun',
   retry: { attempts: 2, backoff: { initialMs: 10, maxMs: 10 } },
 });
+export const paint = defineRemoteSkill({
+  id: 'paint', description: 'Never asked for: its claims only wait', input: { type: 'object' },
+  pollIntervalMs: 500, ttlMs: 3_600_000, onInterrupt: 'rerun',
+});
 `,
 );
+
+/** Bodies and waits the fuzz's servers are launched with: the fuzz measures answers, not skills. */
+const QUICK = {
+  MAX_BODY_BYTES: String(32 * 1024),
+  // Blocking sends and exports stay short.
+  BLOCKING_TIMEOUT_MS: '300',
+  MAX_ARTIFACT_BYTES: String(256 * 1024),
+  MAX_ACTIVE_TASKS: '500',
+  SSE_KEEPALIVE_MS: '1000',
+};
 
 /**
  * Thousands of generated requests over every face (JSON-RPC v1.0 and v0.3, REST both versions with
  * and without a tenant, /v1/jobs, the inbox API, the workers' API, the rest), as callers, a worker,
  * unknown keys and nobody, valid shapes with hostile mutations: no answer is a 5xx, none shows an
  * internal message, every error has its face's documented shape; then hostile writes with real lease
- * tokens; afterwards the server is alive, the tasks made before are unchanged and its stdout is all
- * pino.
+ * tokens; then Host and Origin headers of every kind to a second server, an anonymous one on
+ * loopback (the DNS rebinding rule); then a principal driven past small MAX_STREAMS,
+ * MAX_PUSH_CONFIGS and MAX_WAITING_CLAIMS; afterwards both servers are alive, the tasks made before
+ * are unchanged and their stdout is all pino.
  */
 describe('fuzz: no input causes a 5xx or shows an internal message', () => {
   let agent: Agent;
+  /** The anonymous server on loopback, where the DNS rebinding rule applies; `url` is its own address. */
+  let anonymous: { agent: Agent; url: string; grpc: string; names: Names; known: AnonymousKnown };
   const before: { as: 'alice' | 'bob'; task: Record<string, unknown> }[] = [];
 
   beforeAll(async () => {
-    agent = await launch({
-      apiKeys: { alice: 'acme', bob: 'globex', robot: 'ops' },
-      env: {
-        SKILLS,
-        WORKERS: 'ops/robot',
-        MAX_BODY_BYTES: String(32 * 1024),
-        // Blocking sends and exports stay short: the fuzz measures answers, not skills.
-        BLOCKING_TIMEOUT_MS: '300',
-        MAX_ARTIFACT_BYTES: String(256 * 1024),
-        MAX_ACTIVE_TASKS: '500',
-        SSE_KEEPALIVE_MS: '1000',
-        // An owner's cancel of a remote task waits this long for the worker's next heartbeat.
-        CANCEL_GRACE_MS: '300',
-      },
-    });
-    for (const as of ['alice', 'bob'] as const) {
-      const { task } = await send(agent.as(as), skillMessage('export', { rows: 3 }));
-      before.push({ as, task: await getTask(agent.as(as), task.id) });
-    }
+    let names: Names = { ...NAMES, port: 0 };
+    let grpcPort = 0;
+    /**
+     * The anonymous server, on ports picked first (its PUBLIC_URL names its port); picked again if
+     * another process took one meanwhile.
+     */
+    const launchAnonymous = async (attempt = 1): Promise<Agent> => {
+      const port = await freePort();
+      do grpcPort = await freePort();
+      while (grpcPort === port);
+      names = { ...NAMES, port };
+      try {
+        return await launch({
+          env: {
+            SKILLS,
+            ...QUICK,
+            PORT: String(port),
+            PUBLIC_URL: `http://${names.publicHost}:${port}`,
+            ALLOWED_HOSTS: names.allowedHost,
+            MCP_ALLOWED_ORIGINS: names.mcpOrigin,
+            GRPC_PORT: String(grpcPort),
+          },
+        });
+      } catch (err) {
+        if (attempt >= 3) throw err;
+        return launchAnonymous(attempt + 1);
+      }
+    };
+    let anonymousAgent: Agent;
+    [agent, anonymousAgent] = await Promise.all([
+      launch({
+        // carol is driven to the bounds, olga an operator beside her (its streams its own), robin a worker.
+        apiKeys: { alice: 'acme', bob: 'globex', robot: 'ops', carol: 'umbrella', olga: 'ops', robin: 'ops' },
+        env: {
+          SKILLS,
+          WORKERS: 'ops/robot,ops/robin',
+          OPERATORS: 'ops/olga',
+          ...QUICK,
+          // An owner's cancel of a remote task waits this long for the worker's next heartbeat.
+          CANCEL_GRACE_MS: '300',
+          // Small bounds, reached by the fuzz's callers now and then and driven past on purpose.
+          MAX_STREAMS: '2',
+          MAX_PUSH_CONFIGS: '2',
+          MAX_WAITING_CLAIMS: '2',
+          PUSH_ALLOW: '127.0.0.2/32',
+          GRPC_PORT: '0',
+        },
+      }),
+      // Its public URL, listed host and MCP origin are names the rule must serve besides loopback.
+      launchAnonymous(),
+    ]);
+    // The tasks made before, on both servers at once: the fuzz's callers', and one of the anonymous
+    // server's with its artifact.
+    const url = `http://127.0.0.1:${names.port}`;
+    const [, known] = await Promise.all([
+      Promise.all(
+        (['alice', 'bob'] as const).map(async (as) => {
+          const { task } = await send(agent.as(as), skillMessage('export', { rows: 3 }));
+          before.push({ as, task: await getTask(agent.as(as), task.id) });
+        }),
+      ),
+      (async (): Promise<AnonymousKnown> => {
+        const job = await fetch(`${url}/v1/jobs`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Prefer: 'wait=10' },
+          body: JSON.stringify({ skill: 'export', input: { rows: 1 } }),
+        });
+        const { taskId } = (await job.json()) as { taskId: string };
+        const task = await fetch(`${url}/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }),
+        });
+        const { result } = (await task.json()) as { result: { artifacts: { artifactId: string }[] } };
+        return { taskId, artifactId: result.artifacts[0]?.artifactId ?? '' };
+      })(),
+    ]);
+    before.sort((a, b) => a.as.localeCompare(b.as));
+    anonymous = { agent: anonymousAgent, url, grpc: `127.0.0.1:${grpcPort}`, names, known };
   });
   afterAll(async () => {
-    await agent?.stop();
+    await Promise.all([agent?.stop(), anonymous?.agent.stop()]);
   });
 
   /** A JSON request of the fuzz's own (making and claiming the tasks it aims at). */
@@ -243,23 +352,163 @@ describe('fuzz: no input causes a 5xx or shows an internal message', () => {
     }
   }, 600_000);
 
-  it('afterwards the server is alive and the tasks made before are unchanged', async () => {
+  it(`${HOST_RUNS} requests with generated Host and Origin headers to an anonymous server: a foreign one is refused 403 naming the setting, an own one served`, async () => {
+    const { url, names, known } = anonymous;
+    const fuzz = { taskIds: [known.taskId, known.artifactId], tenants: ['acme', 'globex', 'initech'] };
+    const local = { alice: {}, bob: {}, robot: {}, badkey: {}, nobody: {}, local: {} };
+    const client = fuzzClient(url, local, BATCH);
+    /** Answers by verdict, face and status: a run whose foreign hosts all met 404s would prove little. */
+    const seen = new Map<string, number>();
+    const findings = new Map<string, number>();
+    const tally = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(hostCase(names, known, fuzz), { minLength: BATCH, maxLength: BATCH }),
+          async (batch) => {
+            const found = await Promise.all(
+              batch.map(async (c: HostCase) => {
+                const res: FuzzResponse = await (c.wire
+                  ? sendRaw(url, c.request, c.wire, {})
+                  : client.send(c.request)
+                ).catch((err: Error) => ({ status: 0, contentType: '', text: err.message }));
+                const verdict = c.unparsable ? 'unparsable' : verdictOf(c);
+                const what = c.face ?? (c.wire ? 'raw' : `mutated ${faceOf(c.request)}`);
+                tally(seen, `${verdict} ${what} ${res.hungUp ? 'hung up' : res.status}`);
+                const finding = knownFinding(c, res);
+                if (finding) {
+                  tally(findings, finding);
+                  return undefined;
+                }
+                const why =
+                  res.status === 0 && !res.hungUp ? `no answer: ${res.text}` : hostViolation(c, res);
+                return (
+                  why &&
+                  `${why}\n  request: ${replayable(c.request)}${c.wire ? ` sent as ${JSON.stringify(c.wire)}` : ''}` +
+                    `\n  host ${JSON.stringify(c.host)} origin ${JSON.stringify(c.origin)} (${verdict})` +
+                    `\n  answer: ${res.status} ${res.text.slice(0, 300)}`
+                );
+              }),
+            );
+            const first = found.find((f) => f !== undefined);
+            if (first) throw new Error(first);
+          },
+        ),
+        { seed: SEED, numRuns: Math.ceil(HOST_RUNS / BATCH), endOnFailure: true },
+      );
+    } finally {
+      client.close();
+      console.log(`fuzz: Host and Origin answers ${JSON.stringify(Object.fromEntries([...seen].sort()))}`);
+      console.log(`fuzz: reported findings met ${JSON.stringify(Object.fromEntries(findings))}`);
+    }
+  }, 600_000);
+
+  it(`${AUTHORITY_RUNS} gRPC calls with a generated :authority: a foreign one is PERMISSION_DENIED naming ALLOWED_HOSTS, an own one served`, async () => {
+    const { grpc, names, known } = anonymous;
+    const codes = new Map<string, number>();
+    /** Why the answer to a call with `authority` breaks the rule; undefined when it keeps it. */
+    const check = async (authority: Named): Promise<string | undefined> => {
+      const outcome = await grpcUnary(grpc, '/lf.a2a.v1.A2AService/GetTask', grpcTaskRequest(known.taskId), {
+        authority: authority.value,
+      });
+      const key = `${authority.is} ${outcome?.code ?? 'not sent'}`;
+      codes.set(key, (codes.get(key) ?? 0) + 1);
+      // A value grpc-js will not send as an authority proves nothing here.
+      if (!outcome) return undefined;
+      const told = `:authority ${JSON.stringify(authority.value)} (${authority.is}) answered ${outcome.code} ${outcome.details}`;
+      // Nor one HTTP/2 refuses as a header value (PROTOCOL_ERROR): it never reaches a face.
+      if (/[^\w.:[\]-]/.test(authority.value) && /RST_STREAM with code 1\b/.test(outcome.details))
+        return undefined;
+      if (leakIn(outcome.details)) return `an internal message: ${told}`;
+      // Neither UNKNOWN nor INTERNAL: the rule's refusal, the task, or another refusal in words.
+      if (outcome.code === 2 || outcome.code === 13) return `UNKNOWN or INTERNAL: ${told}`;
+      if (authority.is === 'foreign' && !(outcome.code === 7 && /ALLOWED_HOSTS/.test(outcome.details)))
+        return `not PERMISSION_DENIED naming ALLOWED_HOSTS: ${told}`;
+      if (authority.is === 'own' && outcome.code !== 0) return `an own authority was not served: ${told}`;
+      return undefined;
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(hostValue(names), { minLength: 4, maxLength: 4 }), async (authorities) => {
+        const first = (await Promise.all(authorities.map(check))).find((f) => f !== undefined);
+        if (first) throw new Error(first);
+      }),
+      { seed: SEED, numRuns: Math.ceil(AUTHORITY_RUNS / 4), endOnFailure: true },
+    );
+    console.log(`fuzz: gRPC statuses by :authority ${JSON.stringify(Object.fromEntries([...codes].sort()))}`);
+  }, 600_000);
+
+  it(`${LIMIT_RUNS} runs each driving a principal past MAX_STREAMS, MAX_PUSH_CONFIGS and MAX_WAITING_CLAIMS: refused in each face's shape naming the setting; a closed stream, a deleted webhook, a dropped claim give their place back`, async () => {
+    const owner = agent.as('carol').credentials;
+    const ended = await fetch(`${agent.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { ...owner, 'Content-Type': 'application/json', Prefer: 'wait=10' },
+      body: JSON.stringify({ skill: 'export', input: { rows: 1 } }),
+    });
+    const server: LimitsServer = {
+      url: agent.url,
+      grpc: (await grpcInterface(agent))?.url ?? '',
+      owner,
+      operator: agent.as('olga').credentials,
+      worker: agent.as('robin').credentials,
+      otherWorker: agent.as('robot').credentials,
+      endedTask: String(((await ended.json()) as { taskId: string }).taskId),
+    };
+    const seen = new Map<string, number>();
+    const findings = new Map<string, number>();
+    const tally = (m: Map<string, number>, keys: string[]) => {
+      for (const k of keys) m.set(k, (m.get(k) ?? 0) + 1);
+    };
+    const check = <T>(
+      name: string,
+      ops: fc.Arbitrary<T[]>,
+      run: (ops: T[]) => ReturnType<typeof streamRun>,
+    ) =>
+      fc.assert(
+        fc.asyncProperty(ops, async (o) => {
+          const report = await run(o);
+          tally(
+            seen,
+            report.seen.map((s) => `${name}: ${s}`),
+          );
+          tally(findings, report.known);
+          if (report.why) throw new Error(`${name}: ${report.why}`);
+        }),
+        { seed: SEED, numRuns: LIMIT_RUNS, endOnFailure: true },
+      );
+    try {
+      // Three principals' bounds, one of each at once; each runs to its end before any failure shows.
+      const outcomes = await Promise.allSettled([
+        check('streams', streamOps, (o) => streamRun(server, o)),
+        check('webhooks', pushOps, (o) => pushRun(server, o, HOOK)),
+        check('claims', claimOps, (o) => claimRun(server, o, 'paint')),
+      ]);
+      for (const o of outcomes) if (o.status === 'rejected') throw o.reason;
+    } finally {
+      console.log(`fuzz: bounds' answers ${JSON.stringify(Object.fromEntries([...seen].sort()))}`);
+      console.log(`fuzz: reported findings met ${JSON.stringify(Object.fromEntries(findings))}`);
+    }
+  }, 600_000);
+
+  it('afterwards both servers are alive and the tasks made before are unchanged', async () => {
     const health = await fetch(`${agent.url}/healthz`);
     expect(health.status).toBe(200);
+    expect((await fetch(`${anonymous.url}/healthz`)).status).toBe(200);
     for (const { as, task } of before) {
       expect(await getTask(agent.as(as), String(task.id))).toEqual(task);
     }
   });
 
-  it('every line the server wrote to stdout is a pino record; none is an error', () => {
-    expect(agent.logs.filter((l) => 'raw' in l)).toEqual([]);
-    const errors = agent.logs.filter((l) => typeof l.level === 'number' && l.level >= 50);
-    // The message, and what the record says of its request and error: enough to replay it.
-    const told = (e: Record<string, unknown>) =>
-      [e.msg, e.method, e.url, (e.err as { message?: unknown } | undefined)?.message]
-        .filter((x) => x !== undefined)
-        .join(' ');
-    expect(errors.map(told)).toEqual([]);
+  it('every line the servers wrote to stdout is a pino record; none is an error', () => {
+    for (const logs of [agent.logs, anonymous.agent.logs]) {
+      expect(logs.filter((l) => 'raw' in l)).toEqual([]);
+      const errors = logs.filter((l) => typeof l.level === 'number' && l.level >= 50);
+      // The message, and what the record says of its request and error: enough to replay it.
+      const told = (e: Record<string, unknown>) =>
+        [e.msg, e.method, e.url, (e.err as { message?: unknown } | undefined)?.message]
+          .filter((x) => x !== undefined)
+          .join(' ');
+      expect(errors.map(told)).toEqual([]);
+    }
   });
 });
 
@@ -273,6 +522,7 @@ function fuzzClientOf(agent: Agent) {
       robot: agent.as('robot').credentials,
       badkey: apiKeyHeader(newApiKey()),
       nobody: {},
+      local: {},
     },
     BATCH,
   );

@@ -1,4 +1,4 @@
-import { METHODS } from 'node:http';
+import { type IncomingHttpHeaders, METHODS } from 'node:http';
 import { TASK_STATES } from '../../src/engine/task.js';
 import type { FuzzRequest } from './requests.js';
 
@@ -7,6 +7,7 @@ export interface FuzzResponse {
   status: number;
   contentType: string;
   text: string;
+  headers?: IncomingHttpHeaders;
   /** Only the first part of a long body was read: its shape is not checked. */
   truncated?: boolean;
   /** We hung up mid-body (`hangUpAfter`) before any answer came: there is none to check. */
@@ -29,6 +30,9 @@ const LEAKS: RegExp[] = [
   /Unexpected token/,
   /Failed to decode param/,
 ];
+
+/** The internal message `text` shows, if any (see {@link LEAKS}). */
+export const leakIn = (text: string): RegExp | undefined => LEAKS.find((re) => re.test(text));
 
 /** The face that answers a request: each has its documented error shape (README, docs/http-jobs.md). */
 export type Face = 'jsonrpc' | 'mcp' | 'rest' | 'rest-v0.3' | 'problem';
@@ -57,7 +61,7 @@ export function faceOf(r: FuzzRequest): Face {
 export function violation(r: FuzzRequest, res: FuzzResponse): string | undefined {
   if (res.hungUp) return undefined;
   if (res.status >= 500) return `HTTP ${res.status}`;
-  const leak = LEAKS.find((re) => re.test(res.text));
+  const leak = leakIn(res.text);
   if (leak) return `the body shows an internal message (${leak})`;
   const worker = isWorkers(r) ? workersViolation(r, res) : undefined;
   if (worker) return worker;
@@ -172,6 +176,9 @@ function workersViolation(r: FuzzRequest, res: FuzzResponse): string | undefined
   }
   if (res.status >= 400) {
     if (res.status === 409 && body.reason !== 'lease-lost') return 'a 409 without reason "lease-lost"';
+    // A waiting claim past MAX_WAITING_CLAIMS (docs/SECURITY.md, Limits): only ever a claim's answer.
+    if (body.reason === 'too-many-claims')
+      return route?.route === 'claims' ? tooManyClaims(res) : `a ${res.status} with reason too-many-claims`;
     if (
       body.reason !== undefined &&
       !(res.status === 413 && body.reason === 'artifact-refused') &&
@@ -182,6 +189,29 @@ function workersViolation(r: FuzzRequest, res: FuzzResponse): string | undefined
   }
   if (res.status !== 200 || !route) return `a ${res.status} from a route that is none of the workers'`;
   return workerAnswer(route.route, route.taskId, body);
+}
+
+/**
+ * Why an answer is not the refusal of a waiting claim past MAX_WAITING_CLAIMS: 429 with Retry-After,
+ * `reason: "too-many-claims"` and words naming the setting (docs/SECURITY.md, Limits).
+ */
+export function tooManyClaims(res: FuzzResponse): string | undefined {
+  if (res.status !== 429) return `a too-many-claims refusal with status ${res.status}, not 429`;
+  if (!res.contentType.startsWith('application/problem+json'))
+    return 'a too-many-claims refusal that is not problem+json';
+  if (!/^\d+$/.test(String(res.headers?.['retry-after'] ?? '')))
+    return 'a too-many-claims refusal without Retry-After';
+  let body: { reason?: unknown; detail?: unknown };
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return 'a too-many-claims refusal whose body is not JSON';
+  }
+  if (body.reason !== 'too-many-claims')
+    return `a 429 claim refusal with reason ${JSON.stringify(body.reason)}`;
+  if (typeof body.detail !== 'string' || !/MAX_WAITING_CLAIMS/.test(body.detail))
+    return 'a too-many-claims refusal whose detail does not name MAX_WAITING_CLAIMS';
+  return undefined;
 }
 
 /** A claimed job as the fuzz reads it (docs/workers.md, "Claim"). */

@@ -23,8 +23,11 @@ export interface FuzzRequest {
   body?: string;
   /** Send only this many bytes of the body, then hang up (a worker that died mid-upload). */
   hangUpAfter?: number;
-  /** Whose credentials: a caller of the run, its worker (WORKERS), an unknown key, or none. */
-  as: 'alice' | 'bob' | 'robot' | 'badkey' | 'nobody';
+  /**
+   * Whose credentials: a caller of the run, its worker (WORKERS), an unknown key, or none; `local`:
+   * none, to a server that serves anonymous callers (its machine's user, who may work too).
+   */
+  as: 'alice' | 'bob' | 'robot' | 'badkey' | 'nobody' | 'local';
 }
 
 /** What the fuzz knows of the server: the tasks made before it, the tenants of its principals. */
