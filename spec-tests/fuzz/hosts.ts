@@ -494,18 +494,15 @@ function succeeded(r: FuzzRequest, res: FuzzResponse): boolean {
   return true;
 }
 
-/** A known server finding this generator meets (reported, not failed): its name; else undefined. */
-export function knownFinding(c: HostCase, res: FuzzResponse): string | undefined {
-  // Node's own empty 400 for an HTTP/1.1 request without Host (http.createServer's requireHostHeader):
-  // not the problem document the server answers every other unparsable request with.
-  if (c.wire?.hosts.length === 0 && c.wire.version === '1.1' && res.status === 400 && res.text === '')
-    return 'HTTP/1.1 without Host: an empty 400';
-  return undefined;
-}
-
 /** Why the answer to a case breaks the rule or the suite's invariants; undefined when it keeps them. */
 export function hostViolation(c: HostCase, res: FuzzResponse): string | undefined {
   const r = c.request;
+  // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400, in the server's words.
+  if (c.wire?.hosts.length === 0 && c.wire.version === '1.1') {
+    if (res.status !== 400 || !res.contentType.startsWith('application/problem+json'))
+      return `an HTTP/1.1 request without Host answered ${res.status} ${res.contentType}, not a 400 problem`;
+    return /Host header/.test(res.text) ? undefined : 'the 400 for a missing Host does not name the header';
+  }
   if (c.unparsable) {
     if (res.status !== 400) return `a request no parser takes answered ${res.status}, not 400`;
     if (!res.contentType.startsWith('application/problem+json')) return 'a 400 that is not problem+json';

@@ -396,10 +396,9 @@ export async function streamRun(server: LimitsServer, ops: StreamOp[]): Promise<
     if (listed.why) report.why = listed.why;
     else if (stray.length > refusedSends)
       report.why = `${stray.length} tasks made by ${refusedSends} refused sends: ${stray.join(', ')}`;
-    // Reported: a streaming send past the bound makes and starts its task, then refuses its stream
-    // (the caller is told -32054 or 429, never the task's id; docs/SECURITY.md says "before anything
-    // is read").
-    else for (const _ of stray) report.known.push('a streaming send refused past MAX_STREAMS made its task');
+    // A streaming send past the bound is refused before it makes anything (its stream's slot first).
+    else if (stray.length > 0)
+      report.why = `${stray.length} tasks made by streaming sends refused past MAX_STREAMS`;
     return report;
   } finally {
     for (const s of open) s.close();
@@ -742,11 +741,10 @@ export async function pushRun(server: LimitsServer, ops: PushOp[], hook: string)
         const gained = (ids ?? []).filter((id) => !kept.has(id)).length;
         if (keptNow !== gained)
           return `${fresh.length} webhooks set at once: ${keptNow} answered kept, ${gained} listed (${JSON.stringify(ids)})`;
-        // Reported: webhooks set at once are each checked against the count before any is written,
-        // so together they pass the bound (PushConfigs.put reads the count, then writes).
+        // The store checks the bound in each put's own transaction: webhooks set at once cannot pass it.
         if ((ids?.length ?? 0) > BOUNDS.pushConfigs)
-          report.known.push('webhooks set at once: more than MAX_PUSH_CONFIGS kept');
-        else if (keptNow !== Math.min(room, fresh.length))
+          return `${fresh.length} webhooks set at once: ${ids?.length} kept, more than MAX_PUSH_CONFIGS`;
+        if (keptNow !== Math.min(room, fresh.length))
           return `${fresh.length} new webhooks set at once with room for ${room}: ${keptNow} kept`;
         for (const a of answers) {
           const error = parsed(a.res.text)?.error;
