@@ -55,6 +55,9 @@ describe('per-principal limits: unfinished tasks (MAX_ACTIVE_TASKS) and skills (
       }),
     });
     expect(rest.status).toBe(403);
+    expect(((await rest.clone().json()) as { error: { status: string } }).error.status).toBe(
+      'PERMISSION_DENIED',
+    );
     const list = await agent.as(apiKeyHeader(keys.ops)).rpc('ListTasks', { pageSize: 10 }, V1);
     expect(list.body.result.totalSize ?? 0).toBe(0);
     // The admin key has no skill list: every skill.

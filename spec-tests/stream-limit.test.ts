@@ -39,7 +39,9 @@ describe('open streams per principal (MAX_STREAMS)', () => {
       headers: { ...agent.as('alice').credentials, 'A2A-Version': '1.0' },
     });
     expect(rest.status, await rest.clone().text()).toBe(429);
-    expect(((await rest.json()) as { error: { message: string } }).error.message).toMatch(/MAX_STREAMS/);
+    const restError = ((await rest.json()) as { error: { message: string; status: string } }).error;
+    expect(restError.message).toMatch(/MAX_STREAMS/);
+    expect(restError.status).toBe('RESOURCE_EXHAUSTED');
 
     const jobs = await fetch(`${agent.url}/v1/jobs/${task.id}/events`, {
       headers: agent.as('alice').credentials,

@@ -183,6 +183,11 @@ const NO_SUCH_ENDPOINT = {
 function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
   const json = res.json.bind(res);
   res.json = (body: unknown) => {
+    const canonical = legacy ? undefined : CANONICAL_STATUS[res.statusCode];
+    const refusal = (body as { error?: { status?: unknown } } | undefined)?.error;
+    // Our own refusals ride on the SDK's UnsupportedOperation (FAILED_PRECONDITION): a 429 or 403
+    // says its own AIP-193 status, as the HTTP status does.
+    if (canonical && refusal && typeof refusal === 'object') refusal.status = canonical;
     if (res.statusCode !== 500) return json(body);
     const b = body as { message?: unknown; error?: { message?: unknown } } | undefined;
     const message = legacy ? b?.message : b?.error?.message;
@@ -195,6 +200,9 @@ function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
     return json(legacy ? toLegacyHTTPError(error) : toRestErrorBody(error, 400));
   };
 }
+
+/** The AIP-193 status of the HTTP statuses our own refusals answer with. */
+const CANONICAL_STATUS: Record<number, string> = { 403: 'PERMISSION_DENIED', 429: 'RESOURCE_EXHAUSTED' };
 
 /** The routes of the SDK's v0.3 REST router (`:id` stands for one path segment). */
 const LEGACY_ROUTES: [methods: string[], path: RegExp][] = [

@@ -51,6 +51,9 @@ function refusal(principal: Principal, local: boolean): string {
 /** Came from this machine, for a loopback host name (not a rebound DNS name). */
 function isLocalRequest(req: Request): boolean {
   const remote = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-  const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  const host = (req.headers.host ?? '')
+    .toLowerCase()
+    .replace(/:\d+$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
   return isLoopback(remote) && isLoopback(host);
 }
