@@ -328,13 +328,14 @@ describe('push notification configs', () => {
           configId: 'py',
           config: { pushNotificationConfig: { url: HOOK } },
         },
-        // The conformance kit: proto field names.
+        // The conformance kit, as its REST client sends it: proto field names, an empty token and
+        // an empty authentication for none.
         kit: {
           parent: `tasks/${taskId}`,
           config_id: 'kit',
           config: {
             name: `tasks/${taskId}/pushNotificationConfigs/kit`,
-            push_notification_config: { url: HOOK },
+            push_notification_config: { id: 'kit', url: HOOK, token: '', authentication: {} },
           },
         },
         // The URL names the task: the body need not.

@@ -56,19 +56,21 @@ export function toNewPushConfig(
   if (long) throw new RequestMalformedError(long);
   const checked = checkWebhookUrl(c.url, policy);
   if ('reason' in checked) throw new RequestMalformedError(`push notification config: url ${checked.reason}`);
-  if (c.authentication && !c.authentication.scheme?.trim()) {
+  // An empty authentication (`{}`, as the v0.3 kit and proto-JSON clients send for none) is none;
+  // credentials without a scheme are a mistake worth saying.
+  const auth =
+    c.authentication?.scheme?.trim() || c.authentication?.credentials ? c.authentication : undefined;
+  if (auth && !auth.scheme?.trim()) {
     throw new RequestMalformedError('push notification config: authentication.scheme is required');
   }
   return {
     id: c.id || undefined,
     url: c.url,
     token: c.token ? secrets.seal(c.token, 'token') : undefined,
-    authentication: c.authentication?.scheme
+    authentication: auth?.scheme
       ? {
-          scheme: c.authentication.scheme,
-          credentials: c.authentication.credentials
-            ? secrets.seal(c.authentication.credentials, 'credentials')
-            : undefined,
+          scheme: auth.scheme,
+          credentials: auth.credentials ? secrets.seal(auth.credentials, 'credentials') : undefined,
         }
       : undefined,
     allEvents: checked.url.hash.slice(1).split('&').includes(ALL_EVENTS),
