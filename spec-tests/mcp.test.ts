@@ -210,6 +210,25 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
     expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
   });
 
+  it('tools/list schemas have no empty {} sub-schema (strict checkers flag it): z.unknown() is left out or typed', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const { tools } = await alice.listTools();
+    const VALUES = new Set(['default', 'const', 'enum', 'examples']);
+    const empties = (schema: unknown, at: string): string[] => {
+      if (typeof schema !== 'object' || schema === null) return [];
+      if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [at];
+      return Object.entries(schema).flatMap(([k, v]) => (VALUES.has(k) ? [] : empties(v, `${at}.${k}`)));
+    };
+    expect(tools.flatMap((t) => empties(t.inputSchema, t.name))).toEqual([]);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema.properties]));
+    expect(byName.export?.data).toEqual({
+      type: 'array',
+      maxItems: 100_000,
+      items: { type: 'object', propertyNames: { type: 'string' } },
+    });
+    expect(byName.batch?.items).toEqual({ type: 'array', minItems: 1, maxItems: 10_000 });
+  });
+
   it('a plain tools/call (no task) is held open and answers the CallToolResult', async () => {
     const alice = await client(agent.url, agent.keys.alice);
     const result = (await alice.callTool({ name: 'sleep', arguments: { seconds: 0 } })) as {

@@ -3,6 +3,7 @@ import type { TaskRecord, TaskView } from '../../src/engine/task.js';
 import { elicitationId, parseElicitationId, parseEventId } from '../../src/faces/mcp/follow.js';
 import { answerParts, pendingInput } from '../../src/faces/mcp/input-request.js';
 import { callToolResult, taskError } from '../../src/faces/mcp/result.js';
+import { explicit } from '../../src/faces/mcp/tools.js';
 
 const link = (taskId: string, artifactId: string) =>
   `https://agent.example/v1/jobs/${taskId}/artifacts/${artifactId}`;
@@ -146,5 +147,43 @@ describe('MCP input requests and their answers', () => {
     const token = Buffer.from(JSON.stringify(followed)).toString('base64url');
     expect(parseEventId(`${token}.12`)).toEqual({ followed, afterSeq: 12 });
     expect(parseEventId(`${token}.end`)).toEqual({ followed, afterSeq: 'end' });
+  });
+});
+
+describe('MCP tool schemas: no empty {} sub-schema, the same meaning', () => {
+  const ANY = { type: ['string', 'number', 'boolean', 'object', 'array', 'null'] };
+
+  it('leaves out an empty items or additionalProperties, types an empty property or list entry, keeps values', () => {
+    expect(
+      explicit({
+        type: 'object',
+        properties: {
+          list: { type: 'array', items: {} },
+          rows: { type: 'object', additionalProperties: {}, propertyNames: { type: 'string' } },
+          anything: {},
+          either: { anyOf: [{ type: 'string' }, {}] },
+          fixed: { type: 'object', default: {}, const: {}, enum: [{}], examples: [{}] },
+          none: { not: {} },
+        },
+        $defs: { free: {} },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        list: { type: 'array' },
+        rows: { type: 'object', propertyNames: { type: 'string' } },
+        anything: ANY,
+        either: { anyOf: [{ type: 'string' }, ANY] },
+        fixed: { type: 'object', default: {}, const: {}, enum: [{}], examples: [{}] },
+        none: { not: ANY },
+      },
+      $defs: { free: ANY },
+    });
+  });
+
+  it('types rather than leaves out where unevaluated* would see the difference', () => {
+    expect(
+      explicit({ type: 'array', prefixItems: [{ type: 'string' }], items: {}, unevaluatedItems: false }),
+    ).toEqual({ type: 'array', prefixItems: [{ type: 'string' }], items: ANY, unevaluatedItems: false });
   });
 });
