@@ -14,9 +14,13 @@ const SERVER_INFO = { name: 'taskhandle', title: 'taskhandle', version: '0.1.0' 
 // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
 type Json = Record<string, any>;
 
-const meta = (tasks: boolean) => ({
+/** The per-request fields: the Tasks extension, and form-mode elicitation (declared unless told). */
+const meta = (tasks: boolean, elicitation = true) => ({
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { [EXTENSION]: {} } } : {},
+  'io.modelcontextprotocol/clientCapabilities': {
+    ...(tasks ? { extensions: { [EXTENSION]: {} } } : {}),
+    ...(elicitation ? { elicitation: { form: {} } } : {}),
+  },
 });
 
 let nextId = 1;
@@ -25,7 +29,7 @@ async function mcp(
   agent: Agent,
   method: string,
   params: Json,
-  o: { key?: string; tasks?: boolean } = {},
+  o: { key?: string; tasks?: boolean; elicitation?: boolean } = {},
 ): Promise<{ status: number; body: Json }> {
   const id = nextId++;
   const res = await fetch(`${agent.url}/mcp`, {
@@ -40,7 +44,12 @@ async function mcp(
         : {}),
       ...(o.key ? { Authorization: `Bearer ${o.key}` } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(o.tasks ?? true) } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: { ...params, _meta: meta(o.tasks ?? true, o.elicitation ?? true) },
+    }),
   });
   const body = (await res.json()) as Json;
   expect(body.id).toBe(id);
@@ -241,6 +250,66 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const key = Object.keys(waiting.inputRequests)[0] as string;
     await mcp(agent, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'decline' } } }, as(alice));
     expect((await until(taskId, 'cancelled')).status).toBe('cancelled');
+  });
+
+  it('a client that declares no elicitation is sent no elicitation/create: it reads the question in statusMessage and _meta, and answers with tasks/update', async () => {
+    const quiet = { key: alice, elicitation: false };
+    const { body: created } = await mcp(
+      agent,
+      'tools/call',
+      { name: 'approval', arguments: { action: 'Quietly' } },
+      quiet,
+    );
+    const taskId = created.result.taskId as string;
+    const waiting = await eventually(async () => {
+      const { result } = (await mcp(agent, 'tasks/get', { taskId }, quiet)).body;
+      return result?.status === 'input_required' ? result : undefined;
+    });
+    // "Servers MUST NOT send an inputRequests that the client has not declared support for."
+    expect(waiting.inputRequests).toEqual({});
+    expect(waiting.statusMessage).toBe(
+      'Approve or reject: Quietly\nAnswer "approve" or "reject" (a comment may follow).',
+    );
+    const question = waiting._meta['taskhandle/input'];
+    expect(question).toEqual({
+      key: expect.stringMatching(/^ask-\d+$/),
+      requestedSchema: expect.objectContaining({ required: ['decision'] }),
+    });
+    // The same task, asked by a client that declares elicitation, shows the request under that key.
+    const declared = (await get(taskId)).result;
+    expect(Object.keys(declared.inputRequests)).toEqual([question.key]);
+    const update = await mcp(
+      agent,
+      'tasks/update',
+      {
+        taskId,
+        inputResponses: {
+          [question.key]: { action: 'accept', content: { decision: 'approve', comment: 'ok' } },
+        },
+      },
+      quiet,
+    );
+    expect(update.body.result.resultType).toBe('complete');
+    const done = await until(taskId, 'completed');
+    expect(done.result.content[0].text).toBe('Approved by acme/alice: ok');
+  });
+
+  it('cancel (the form dismissed) leaves the task waiting with its question, to answer later', async () => {
+    const taskId = await create('approval', { action: 'Dismissed' });
+    const waiting = await until(taskId, 'input_required');
+    const key = Object.keys(waiting.inputRequests)[0] as string;
+    await mcp(agent, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'cancel' } } }, as(alice));
+    await new Promise((r) => setTimeout(r, 500));
+    const still = (await get(taskId)).result;
+    expect(still.status).toBe('input_required');
+    expect(Object.keys(still.inputRequests)).toEqual([key]);
+    await mcp(
+      agent,
+      'tasks/update',
+      { taskId, inputResponses: { [key]: { action: 'accept', content: { decision: 'approve' } } } },
+      as(alice),
+    );
+    expect((await until(taskId, 'completed')).result.isError).toBe(false);
   });
 
   it('a named approver answers with tasks/update and learns nothing else; anyone else is told "not found"', async () => {

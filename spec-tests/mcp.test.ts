@@ -7,18 +7,24 @@ import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
-  type McpError,
+  EmptyResultSchema,
+  ErrorCode,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLines, eventually, getTask } from './a2a.js';
 import { type Agent, launch, tempDbPath } from './harness.js';
 
-/** A connected SDK client (1.x, protocol 2025-11-25) calling as `key`'s principal (none: anonymous). */
+/**
+ * A connected SDK client (1.x, protocol 2025-11-25) calling as `key`'s principal (none: anonymous).
+ * With `elicit` it declares form-mode elicitation and answers with it; every request of the server's
+ * that it has no handler for is noted in `unasked` and answered -32601, as the SDK does.
+ */
 async function connect(
   url: string,
   key?: string,
-  o: { elicit?: (message: string) => Record<string, unknown> } = {},
+  o: { elicit?: (message: string) => Record<string, unknown>; unasked?: string[] } = {},
 ) {
   const client = new Client(
     { name: 'mcp-test', version: '1.0.0' },
@@ -28,12 +34,23 @@ async function connect(
     const answer = o.elicit;
     client.setRequestHandler(ElicitRequestSchema, async (req) => answer(req.params.message));
   }
+  const unasked = o.unasked;
+  if (unasked) {
+    client.fallbackRequestHandler = async (req) => {
+      unasked.push(req.method);
+      throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+    };
+  }
   const headers: Record<string, string> = key ? { Authorization: `Bearer ${key}` } : {};
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }),
   );
   return client;
 }
+
+/** A waiting task's question, as every client reads it (docs/mcp.md, "Input required"). */
+const questionOf = (task: { _meta?: Record<string, unknown> }) =>
+  task._meta?.['taskhandle/input'] as { key: string; requestedSchema: unknown } | undefined;
 
 type Message = { type: string; task?: { status: string }; result?: unknown; error?: unknown };
 
@@ -208,6 +225,175 @@ describe('MCP face: the real @modelcontextprotocol/sdk 1.x client (protocol 2025
       text: expect.stringMatching(/^Approved by .*: looks fine$/),
     });
     expect(result._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
+  });
+
+  it('a client that declared no elicitation is sent none: it reads the question with tasks/get and answers with tasks/update', async () => {
+    const unasked: string[] = [];
+    const alice = await client(agent.url, agent.keys.alice, { unasked });
+    const { task } = await alice.request(
+      { method: 'tools/call', params: { name: 'approval', arguments: { action: 'Deploy v3' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const waiting = await eventually(async () => {
+      const now = await alice.experimental.tasks.getTask(task.taskId);
+      return now.status === 'input_required' ? now : undefined;
+    });
+    expect(waiting.statusMessage).toBe(
+      'Approve or reject: Deploy v3\nAnswer "approve" or "reject" (a comment may follow).',
+    );
+    const question = questionOf(waiting) as { key: string };
+    expect(question).toEqual({
+      key: expect.stringMatching(/^ask-\d+$/),
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          decision: { type: 'string', enum: ['approve', 'reject'] },
+          comment: { type: 'string', maxLength: 2000 },
+        },
+        required: ['decision'],
+      },
+    });
+    // tasks/result (as callToolStream calls it at input_required) waits, and asks nothing.
+    const result = alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(unasked).toEqual([]);
+    expect((await alice.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
+    const ack = await alice.request(
+      {
+        method: 'tasks/update',
+        params: {
+          taskId: task.taskId,
+          inputResponses: {
+            [question.key]: { action: 'accept', content: { decision: 'approve', comment: 'go' } },
+          },
+        },
+      },
+      EmptyResultSchema,
+    );
+    expect(ack).toEqual({});
+    const done = await result;
+    expect(done.content[0]).toEqual({ type: 'text', text: expect.stringMatching(/^Approved by .*: go$/) });
+    expect(unasked).toEqual([]);
+  });
+
+  it("a declared client's cancel (dismissed) leaves the task waiting; its decline cancels the task", async () => {
+    const actions = ['cancel', 'decline'];
+    const prompts: string[] = [];
+    const alice = await client(agent.url, agent.keys.alice, {
+      elicit: (message) => {
+        prompts.push(message);
+        return { action: actions.shift() ?? 'cancel' };
+      },
+    });
+    const ask = async (action: string) => {
+      const { task } = await alice.request(
+        { method: 'tools/call', params: { name: 'approval', arguments: { action }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      await eventually(async () => {
+        const now = await alice.experimental.tasks.getTask(task.taskId);
+        return now.status === 'input_required' ? now : undefined;
+      });
+      return task.taskId;
+    };
+    const dismissed = await ask('Dismiss me');
+    const waiting = alice.experimental.tasks.getTaskResult(dismissed, CallToolResultSchema);
+    await eventually(async () => (prompts.length === 1 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1000));
+    const still = await alice.experimental.tasks.getTask(dismissed);
+    expect(still.status).toBe('input_required');
+    // The question is still open: answered another way, the waiting tasks/result gets the result.
+    const key = questionOf(still)?.key as string;
+    await alice.request(
+      {
+        method: 'tasks/update',
+        params: {
+          taskId: dismissed,
+          inputResponses: { [key]: { action: 'accept', content: { decision: 'approve' } } },
+        },
+      },
+      EmptyResultSchema,
+    );
+    expect((await waiting).isError).toBe(false);
+    expect(prompts).toHaveLength(1); // asked once on that stream, not again after the dismissal
+    const declined = await ask('Decline me');
+    await expect(alice.experimental.tasks.getTaskResult(declined, CallToolResultSchema)).rejects.toThrow(
+      /cancelled/,
+    );
+    expect((await alice.experimental.tasks.getTask(declined)).status).toBe('cancelled');
+  });
+
+  it("a response to an elicitation the client never declared, or an error reply, cancels no one's task", async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const { task } = await alice.request(
+      { method: 'tools/call', params: { name: 'approval', arguments: { action: 'Keep me' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const waiting = await eventually(async () => {
+      const now = await alice.experimental.tasks.getTask(task.taskId);
+      return now.status === 'input_required' ? now : undefined;
+    });
+    const key = questionOf(waiting)?.key as string;
+    const id = `input:${key}:${task.taskId}`;
+    const post = (session: string | undefined, message: Record<string, unknown>) =>
+      fetch(`${agent.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${agent.keys.alice}`,
+          ...(session ? { 'Mcp-Session-Id': session } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+      });
+    const initialize = async (capabilities: Record<string, unknown>) => {
+      const res = await post(undefined, {
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
+      });
+      return res.headers.get('Mcp-Session-Id') ?? undefined;
+    };
+    const undeclared = await initialize({});
+    const urlOnly = await initialize({ elicitation: { url: {} } });
+    const declared = await initialize({ elicitation: {} });
+    expect(undeclared).toMatch(/^[\x21-\x7e]+$/);
+    for (const session of [undefined, undeclared, urlOnly]) {
+      for (const result of [{ action: 'decline' }, { action: 'cancel' }]) {
+        expect((await post(session, { id, result })).status).toBe(202);
+      }
+    }
+    // From a client that did declare elicitation: an error reply (as the SDK's -32601) changes nothing.
+    const error = { code: -32601, message: 'Method not found' };
+    expect((await post(declared, { id, error })).status).toBe(202);
+    expect((await post(declared, { id, result: { action: 'cancel' } })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await alice.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
+    // Its decline is an answer: the task is cancelled.
+    expect((await post(declared, { id, result: { action: 'decline' } })).status).toBe(202);
+    await eventually(async () => {
+      const now = await alice.experimental.tasks.getTask(task.taskId);
+      return now.status === 'cancelled' ? now : undefined;
+    });
+  });
+
+  it('tools/list schemas have no empty {} sub-schema (strict checkers flag it): z.unknown() is left out or typed', async () => {
+    const alice = await client(agent.url, agent.keys.alice);
+    const { tools } = await alice.listTools();
+    const VALUES = new Set(['default', 'const', 'enum', 'examples']);
+    const empties = (schema: unknown, at: string): string[] => {
+      if (typeof schema !== 'object' || schema === null) return [];
+      if (!Array.isArray(schema) && Object.keys(schema).length === 0) return [at];
+      return Object.entries(schema).flatMap(([k, v]) => (VALUES.has(k) ? [] : empties(v, `${at}.${k}`)));
+    };
+    expect(tools.flatMap((t) => empties(t.inputSchema, t.name))).toEqual([]);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema.properties]));
+    expect(byName.export?.data).toEqual({
+      type: 'array',
+      maxItems: 100_000,
+      items: { type: 'object', propertyNames: { type: 'string' } },
+    });
+    expect(byName.batch?.items).toEqual({ type: 'array', minItems: 1, maxItems: 10_000 });
   });
 
   it('a plain tools/call (no task) is held open and answers the CallToolResult', async () => {

@@ -3,6 +3,8 @@ import type { TaskRecord, TaskView } from '../../src/engine/task.js';
 import { elicitationId, parseElicitationId, parseEventId } from '../../src/faces/mcp/follow.js';
 import { answerParts, pendingInput } from '../../src/faces/mcp/input-request.js';
 import { callToolResult, taskError } from '../../src/faces/mcp/result.js';
+import { declaredBySession, declaresFormElicitation, sessionIdFor } from '../../src/faces/mcp/session.js';
+import { explicit } from '../../src/faces/mcp/tools.js';
 
 const link = (taskId: string, artifactId: string) =>
   `https://agent.example/v1/jobs/${taskId}/artifacts/${artifactId}`;
@@ -134,6 +136,9 @@ describe('MCP input requests and their answers', () => {
   it("an elicitation's id names its task and question, and nothing else parses as one", () => {
     const id = elicitationId('01a2:odd:id', 'ask-12');
     expect(parseElicitationId(id)).toEqual({ taskId: '01a2:odd:id', key: 'ask-12' });
+    // Asked again, it is another request (a request id is never reused), about the same question.
+    expect(elicitationId('01a2:odd:id', 'ask-12')).not.toBe(id);
+    expect(parseElicitationId('input:ask-12:01a2:odd:id')).toEqual({ taskId: '01a2:odd:id', key: 'ask-12' });
     for (const other of [7, 'input:ask-x:t', 'input:ask-1:', 'ask-1:t', null])
       expect(parseElicitationId(other)).toBeUndefined();
   });
@@ -146,5 +151,77 @@ describe('MCP input requests and their answers', () => {
     const token = Buffer.from(JSON.stringify(followed)).toString('base64url');
     expect(parseEventId(`${token}.12`)).toEqual({ followed, afterSeq: 12 });
     expect(parseEventId(`${token}.end`)).toEqual({ followed, afterSeq: 'end' });
+  });
+});
+
+describe('MCP session ids: what the client declared at initialize, and nothing kept', () => {
+  const requestWith = (id?: string) =>
+    ({ get: (name: string) => (name.toLowerCase() === 'mcp-session-id' ? id : undefined) }) as never;
+
+  it('form-mode elicitation is declared by elicitation.form or an empty elicitation, not by url alone', () => {
+    expect(declaresFormElicitation({ elicitation: {} })).toBe(true);
+    expect(declaresFormElicitation({ elicitation: { form: {} } })).toBe(true);
+    expect(declaresFormElicitation({ elicitation: { form: {}, url: {} } })).toBe(true);
+    for (const none of [
+      { elicitation: { url: {} } },
+      {},
+      undefined,
+      { elicitation: true },
+      { elicitation: [] },
+    ])
+      expect(declaresFormElicitation(none)).toBe(false);
+  });
+
+  it('the id carries it, in visible ASCII, different each time; other ids declare nothing', () => {
+    const declared = sessionIdFor({ elicitation: {} }, '2025-11-25');
+    expect(declared).toMatch(/^[\x21-\x7e]+$/);
+    expect(sessionIdFor({ elicitation: {} }, '2025-11-25')).not.toBe(declared);
+    expect(declaredBySession(requestWith(declared))).toEqual({ formElicitation: true });
+    expect(declaredBySession(requestWith(sessionIdFor({}, '2025-11-25')))).toEqual({
+      formElicitation: false,
+    });
+    // 2025-03-26 has no elicitation to negotiate.
+    const old = sessionIdFor({ elicitation: {} }, '2025-03-26');
+    expect(declaredBySession(requestWith(old))).toEqual({ formElicitation: false });
+    for (const other of [undefined, '', 'th1.f.short', `${declared}x`, 'f'])
+      expect(declaredBySession(requestWith(other))).toEqual({ formElicitation: false });
+  });
+});
+
+describe('MCP tool schemas: no empty {} sub-schema, the same meaning', () => {
+  const ANY = { type: ['string', 'number', 'boolean', 'object', 'array', 'null'] };
+
+  it('leaves out an empty items or additionalProperties, types an empty property or list entry, keeps values', () => {
+    expect(
+      explicit({
+        type: 'object',
+        properties: {
+          list: { type: 'array', items: {} },
+          rows: { type: 'object', additionalProperties: {}, propertyNames: { type: 'string' } },
+          anything: {},
+          either: { anyOf: [{ type: 'string' }, {}] },
+          fixed: { type: 'object', default: {}, const: {}, enum: [{}], examples: [{}] },
+          none: { not: {} },
+        },
+        $defs: { free: {} },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        list: { type: 'array' },
+        rows: { type: 'object', propertyNames: { type: 'string' } },
+        anything: ANY,
+        either: { anyOf: [{ type: 'string' }, ANY] },
+        fixed: { type: 'object', default: {}, const: {}, enum: [{}], examples: [{}] },
+        none: { not: ANY },
+      },
+      $defs: { free: ANY },
+    });
+  });
+
+  it('types rather than leaves out where unevaluated* would see the difference', () => {
+    expect(
+      explicit({ type: 'array', prefixItems: [{ type: 'string' }], items: {}, unevaluatedItems: false }),
+    ).toEqual({ type: 'array', prefixItems: [{ type: 'string' }], items: ANY, unevaluatedItems: false });
   });
 });

@@ -4,6 +4,7 @@ import type { CallerPolicy } from '../../engine/grant.js';
 import type { RequestId } from './jsonrpc.js';
 import type { McpOptions } from './options.js';
 import type { Revision } from './revision.js';
+import { type ClientDeclared, declaredBySession } from './session.js';
 
 /** One JSON-RPC request, admitted: who asks, in which revision, and the HTTP exchange it came in. */
 export interface Call {
@@ -14,6 +15,11 @@ export interface Call {
   owner: string;
   policy: CallerPolicy;
   revision: Revision;
+  /**
+   * What the client declared that this face acts on: in the request's own capabilities
+   * (2026-07-28), or at `initialize`, carried in the session id (the handshake revisions).
+   */
+  declared: ClientDeclared;
   id: RequestId;
   method: string;
   params: Record<string, unknown>;
@@ -26,7 +32,19 @@ export const callOf = (
   res: Response,
   principal: Principal,
   request: Pick<Call, 'revision' | 'id' | 'method' | 'params'>,
-): Call => ({ o, req, res, principal, owner: ownerKey(principal), policy: policyOf(principal), ...request });
+): Call => ({
+  o,
+  req,
+  res,
+  principal,
+  owner: ownerKey(principal),
+  policy: policyOf(principal),
+  declared:
+    request.revision.kind === 'stateless'
+      ? { formElicitation: request.revision.formElicitation }
+      : declaredBySession(req),
+  ...request,
+});
 
 /** A handler's answer: a result to send as JSON, or STREAMED when it wrote its own (SSE) response. */
 export const STREAMED = Symbol('streamed');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { isTerminal, type TaskRecord } from '../../engine/task.js';
 import { SseWriter } from '../http/sse.js';
@@ -7,11 +8,17 @@ import { CODE, reply, replyError } from './jsonrpc.js';
 import { callToolResult, taskError } from './result.js';
 import { legacyTask } from './task-shape.js';
 
-/** The id of an elicitation this face sends: which task and which question it is about. */
-export const elicitationId = (taskId: string, key: string): string => `input:${key}:${taskId}`;
+/**
+ * The id of an elicitation this face sends: which task and which question it is about, and a
+ * nonce, as a request id "MUST NOT have been previously used by the requestor within the same
+ * session" (2025-11-25): the same question asked again (a new `tasks/result`, a resumed stream) is
+ * a new request. Ids without the nonce (sent before it) still parse.
+ */
+export const elicitationId = (taskId: string, key: string): string =>
+  `input:${key}~${randomBytes(6).toString('base64url')}:${taskId}`;
 export function parseElicitationId(id: unknown): { taskId: string; key: string } | undefined {
   if (typeof id !== 'string') return undefined;
-  const match = /^input:(ask-\d+):(.+)$/.exec(id);
+  const match = /^input:(ask-\d+)(?:~[A-Za-z0-9_-]{1,16})?:(.+)$/.exec(id);
   return match?.[1] && match[2] ? { key: match[1], taskId: match[2] } : undefined;
 }
 
@@ -65,11 +72,15 @@ export async function finalAnswer(c: Call, r: TaskRecord) {
 /**
  * Holds a request open until its task ends (2025-11-25 `tasks/result`, a `tools/call` without a
  * task), as an SSE stream from the task's event log: `notifications/tasks/status` at each change,
- * `notifications/progress` when the caller gave a progressToken, and an `elicitation/create` when
- * the task waits for input (its id names the task and the question, so that the client's answer,
- * POSTed to any instance, finds them without a session). Ends with the request's answer. Every
- * event has an id to resume from (`afterSeq`, see {@link parseEventId}). A client that takes no
- * SSE gets the answer alone, as JSON, if the task ends within BLOCKING_TIMEOUT_MS.
+ * `notifications/progress` when the caller gave a progressToken, and, to a client that declared
+ * form-mode elicitation at `initialize` (its session id says so), an `elicitation/create` when the
+ * task waits for input (its id names the task and the question, so that the client's answer,
+ * POSTed to any instance, finds them without a session). A client that declared none is sent none
+ * (2025-11-25: "only use capabilities that were successfully negotiated"): the request stays open
+ * while the question is answered another way (`tasks/update`, A2A, the inbox). Ends with the
+ * request's answer. Every event has an id to resume from (`afterSeq`, see {@link parseEventId}).
+ * A client that takes no SSE gets the answer alone, as JSON, if the task ends within
+ * BLOCKING_TIMEOUT_MS.
  */
 export async function follow(
   c: Call,
@@ -130,7 +141,7 @@ export async function follow(
           id,
         );
       }
-      const pending = pendingInput(r);
+      const pending = c.declared.formElicitation ? pendingInput(r) : undefined;
       if (pending && pending.key !== asked) {
         asked = pending.key;
         const params = { ...pending.request.params, _meta: relatedTask(taskId) };

@@ -7,7 +7,9 @@ import { messageText } from '../handle.js';
  * the answer schema the skill declared (`ctx.ask({schema})`, kept on the asking message) when MCP's
  * flat form can hold it, else one text field. Its key (`ask-<seq>`, the log position where the wait
  * began) is unique over the task's life, as SEP-2663 asks: a later question of the same task has
- * another. The skill checks the answer when it runs again, whatever the form.
+ * another. The skill checks the answer when it runs again, whatever the form. Sent as a request
+ * only to clients that declared form-mode elicitation (see session.ts); every client reads the key
+ * and the schema in the task's `_meta["taskhandle/input"]`.
  */
 export interface PendingInput {
   key: string;
@@ -42,7 +44,7 @@ export function pendingInput(r: TaskRecord): PendingInput | undefined {
 }
 
 /** An elicitation form's schema: a flat object of primitive fields (MCP's restricted JSON Schema). */
-interface FormSchema {
+export interface FormSchema {
   type: 'object';
   properties: Record<string, Record<string, unknown>>;
   required?: string[];

@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import { CODE, RpcRefusal } from './jsonrpc.js';
+import { declaresFormElicitation } from './session.js';
 
 /** The stateless revision the Tasks extension (SEP-2663) is written for: per-request `_meta`. */
 export const STATELESS_VERSION = '2026-07-28';
@@ -16,10 +17,13 @@ const META = {
 
 /**
  * How a request speaks: `stateless` (2026-07-28: its version and capabilities in `_meta`, on every
- * request) or `handshake` (2025-11-25 and before: what `initialize` agreed, which this server does
- * not keep: no session holds anything, so each request stands alone either way).
+ * request: whether they take the Tasks extension and form-mode elicitation) or `handshake`
+ * (2025-11-25 and before: what `initialize` agreed, which this server does not keep: the session id
+ * it gave carries what the client declared, see session.ts; each request stands alone either way).
  */
-export type Revision = { kind: 'stateless'; tasksExtension: boolean } | { kind: 'handshake' };
+export type Revision =
+  | { kind: 'stateless'; tasksExtension: boolean; formElicitation: boolean }
+  | { kind: 'handshake' };
 
 /** The revision a request speaks, from its `_meta` (refused: a stateless version we do not speak). */
 export function revisionOf(params: Record<string, unknown> | undefined): Revision {
@@ -44,7 +48,11 @@ export function revisionOf(params: Record<string, unknown> | undefined): Revisio
     );
   }
   const extensions = (caps as { extensions?: Record<string, unknown> }).extensions;
-  return { kind: 'stateless', tasksExtension: extensions?.[TASKS_EXTENSION] !== undefined };
+  return {
+    kind: 'stateless',
+    tasksExtension: extensions?.[TASKS_EXTENSION] !== undefined,
+    formElicitation: declaresFormElicitation(caps),
+  };
 }
 
 /** -32021: the tool answers with a task only, and the client did not say it takes one. */
@@ -92,7 +100,10 @@ export function discoverResult(principal: Principal, version: string) {
   return {
     resultType: 'complete',
     supportedVersions: SUPPORTED_VERSIONS,
-    capabilities: capabilities({ kind: 'stateless', tasksExtension: true }, principal),
+    capabilities: capabilities(
+      { kind: 'stateless', tasksExtension: true, formElicitation: false },
+      principal,
+    ),
     _meta: { [META.serverInfo]: serverInfo(version) },
     instructions: INSTRUCTIONS,
   };

@@ -14,6 +14,7 @@ import type { McpOptions } from './options.js';
 import { originGuard } from './origin.js';
 import { resumeStream } from './resume.js';
 import { discoverResult, initializeResult, type Revision, resultMeta, revisionOf } from './revision.js';
+import { declaredBySession, SESSION_HEADER, sessionIdFor } from './session.js';
 import { cancelTask, getTask, listTasks, respond, taskResult, updateTask } from './tasks.js';
 import { callTool } from './tool-call.js';
 import { toolsFor } from './tools.js';
@@ -35,7 +36,12 @@ export function mcpRouter(o: McpOptions): express.Router {
   const methods: Record<string, Method> = {
     initialize: handshakeOnly(
       'initialize is not part of protocol 2026-07-28: call server/discover',
-      async (c) => initializeResult(c.params, c.principal, o.version()),
+      async (c) => {
+        const result = initializeResult(c.params, c.principal, o.version());
+        // What the client declared, for the requests after this one: see session.ts.
+        c.res.set(SESSION_HEADER, sessionIdFor(c.params.capabilities, result.protocolVersion));
+        return result;
+      },
     ),
     ping: async () => ({}),
     'server/discover': async (c) => discoverResult(c.principal, o.version()),
@@ -51,13 +57,8 @@ export function mcpRouter(o: McpOptions): express.Router {
       'tasks/list is not part of the Tasks extension: keep the task ids you were given',
       listTasks,
     ),
-    'tasks/update': async (c) => {
-      if (c.revision.kind === 'stateless') return updateTask(c);
-      throw new RpcRefusal(
-        CODE.methodNotFound,
-        "tasks/update is the Tasks extension's (protocol 2026-07-28); under 2025-11-25 answer the elicitation tasks/result sends",
-      );
-    },
+    // The extension's; under 2025-11-25 too, for clients that take no elicitation (docs/mcp.md).
+    'tasks/update': updateTask,
   };
 
   const router = express.Router();
@@ -71,7 +72,7 @@ export function mcpRouter(o: McpOptions): express.Router {
       return;
     }
     if (!('method' in message)) {
-      await takeResponse(o, principal, message);
+      if (declaredBySession(req).formElicitation) await takeResponse(o, principal, message);
       res.status(202).end();
       return;
     }
@@ -125,7 +126,7 @@ export function mcpRouter(o: McpOptions): express.Router {
         replyError(
           null,
           CODE.invalidRequest,
-          'This MCP endpoint is stateless: POST each JSON-RPC message to it (no GET stream, no session to DELETE)',
+          'This MCP endpoint is stateless: POST each JSON-RPC message to it (no GET stream; its session ids keep nothing, so there is no session to DELETE)',
         ),
       );
   });
@@ -142,7 +143,10 @@ const handshakeOnly =
 
 /**
  * A client's response to a request of ours: an elicitation this face sent for a task's question
- * (its id names both). Any other response, or one to a question since answered, changes nothing.
+ * (its id names both), from a client whose session says it declared elicitation (a client that
+ * declared none was sent none: what it answers to an `input:` id is not an answer). Any other
+ * response, an error reply, or one to a question since answered, changes nothing; nor does
+ * `cancel` (see {@link respond}).
  */
 async function takeResponse(o: McpOptions, principal: Principal, message: Incoming): Promise<void> {
   const about = parseElicitationId('id' in message ? message.id : undefined);

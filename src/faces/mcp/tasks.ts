@@ -31,7 +31,11 @@ async function detail(c: Call, r: TaskRecord): Promise<Record<string, unknown>> 
   }
   if (status === 'failed') return { error: taskError(r) };
   const pending = pendingInput(r);
-  return pending ? { inputRequests: { [pending.key]: pending.request } } : {};
+  if (!pending) return {};
+  // "Servers MUST NOT send an inputRequests that the client has not declared support for in its
+  // capabilities" (2026-07-28, multi round-trip requests): without elicitation the field is empty,
+  // and the question is in statusMessage and _meta["taskhandle/input"], to answer with tasks/update.
+  return { inputRequests: c.declared.formElicitation ? { [pending.key]: pending.request } : {} };
 }
 
 /** `tasks/result` (2025-11-25): the call's answer once the task ends; held open (SSE) until then. */
@@ -92,11 +96,13 @@ export async function cancelTask(c: Call): Promise<Answer> {
 }
 
 /**
- * `tasks/update` (the extension): answers the task's pending input request. The owner's response
- * must name the request's key (others are ignored, as the SEP says); `decline`/`cancel` cancels the
- * task. An approver the task names, who may not read it and so cannot know the key, answers with
- * any one key, `accept` only (they decline by answering "reject"); it learns nothing of the task:
- * a task it may not answer is refused exactly as a missing one is.
+ * `tasks/update` (the extension's, and this face's under 2025-11-25 too, where a client that took
+ * no elicitation answers this way): answers the task's pending input request. The owner's response
+ * must name the request's key (`inputRequests`, or `_meta["taskhandle/input"].key`; others are
+ * ignored, as the SEP says); see {@link respond} for `decline` and `cancel`. An approver the task
+ * names, who may not read it and so cannot know the key, answers with any one key, `accept` only
+ * (they decline by answering "reject"); it learns nothing of the task: a task it may not answer is
+ * refused exactly as a missing one is.
  */
 export async function updateTask(c: Call): Promise<Answer> {
   const p = paramsOf(
@@ -112,7 +118,7 @@ export async function updateTask(c: Call): Promise<Answer> {
     const pending = pendingInput(own);
     const response = pending && p.inputResponses[pending.key];
     if (response) await respond(c, own.id, response);
-    return { resultType: 'complete' };
+    return acknowledged(c);
   }
   const responses = Object.values(p.inputResponses);
   const [only] = responses;
@@ -122,15 +128,26 @@ export async function updateTask(c: Call): Promise<Answer> {
     );
   }
   await answerTask(c.o.engine, c.o.audit, c.principal, p.taskId, answerParts(only.content));
-  return { resultType: 'complete' };
+  return acknowledged(c);
 }
 
-/** The owner's response to its task's question: the answer, or (declined) the task cancelled. */
+/** The extension's acknowledgement (`resultType: "complete"`); an empty result under 2025-11-25. */
+const acknowledged = (c: Call) => (c.revision.kind === 'stateless' ? { resultType: 'complete' } : {});
+
+/**
+ * The owner's response to its task's question, by the elicitation spec's three actions (2025-11-25):
+ * `accept` ("explicitly approved and submitted with data") answers it; `decline` ("explicitly
+ * declined the request") cancels the task, as `tasks/cancel` would: the person refused the question
+ * the work waits on; `cancel` ("dismissed without making an explicit choice", for which the spec
+ * suggests "prompt again later") changes nothing: the task keeps waiting, its question open to
+ * `tasks/update`, A2A, the inbox, or a later `tasks/result`, which asks again.
+ */
 export async function respond(
   c: Call | Pick<Call, 'o' | 'owner' | 'principal'>,
   taskId: string,
   r: ElicitResult,
 ) {
+  if (r.action === 'cancel') return;
   try {
     if (r.action === 'accept') {
       await answerTask(c.o.engine, c.o.audit, c.principal, taskId, answerParts(r.content));
