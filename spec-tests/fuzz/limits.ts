@@ -329,17 +329,6 @@ async function openStream(
     case 'mcp-result': {
       if (data?.error?.code === -32600 && TOO_MANY_STREAMS.test(data.error.message))
         return refused(undefined);
-      // Reported: past the bound, MCP's stream (follow.ts) swallows the refusal and ends at once
-      // after its priming event: 200, no error, no answer (a tools/call's task is made all the same).
-      if (sse && held.status === 200 && held.ended && data === undefined) {
-        held.close();
-        return {
-          admitted: false,
-          close: () => {},
-          known: 'MCP stream past MAX_STREAMS: 200 and an empty stream, not -32600',
-          taskId: mcpTaskOf(held.text),
-        };
-      }
       return refused('not the MCP refusal -32600 naming MAX_STREAMS');
     }
   }
@@ -514,10 +503,7 @@ export async function streamRun(server: LimitsServer, ops: StreamOp[]): Promise<
    */
   function reconcile(): boolean {
     const gone = open.filter((o) => o.endedSince?.());
-    for (const o of gone) {
-      open.splice(open.indexOf(o), 1);
-      report.known.push('MCP stream past MAX_STREAMS: 200 and an empty stream, not -32600');
-    }
+    for (const o of gone) open.splice(open.indexOf(o), 1);
     return gone.length > 0;
   }
 

@@ -85,13 +85,19 @@ export async function finalAnswer(c: Call, r: TaskRecord) {
 export async function follow(
   c: Call,
   taskId: string,
-  o: { progressToken?: string | number; statusNotifications: boolean; afterSeq?: number },
+  o: {
+    progressToken?: string | number;
+    statusNotifications: boolean;
+    afterSeq?: number;
+    /** The stream's slot, when the caller took it before making the task (Engine.reserveStream). */
+    slot?: () => void;
+  },
 ): Promise<typeof STREAMED> {
   const { engine } = c.o;
   const gone = new AbortController();
   c.res.once('close', () => gone.abort());
   const signal = AbortSignal.any([gone.signal, c.o.shutdown]);
-  if (!(c.req.headers.accept ?? '').includes('text/event-stream')) {
+  if (!acceptsStream(c)) {
     // Without a stream nothing shows the call is alive: it is held for BLOCKING_TIMEOUT_MS at most.
     await engine.record(c.owner, taskId);
     const r = await engine.waitUntil(taskId, isTerminal, c.o.blockingTimeoutMs, signal);
@@ -105,6 +111,27 @@ export async function follow(
     ...(o.progressToken === undefined ? {} : { progressToken: o.progressToken }),
     statusNotifications: o.statusNotifications,
   };
+  // Past MAX_STREAMS: refused (-32600) before the stream opens, in a JSON answer.
+  const slot = o.slot ?? engine.reserveStream(c.owner);
+  try {
+    return await streamTask(c, taskId, o, followed, slot, signal);
+  } finally {
+    slot();
+  }
+}
+
+/** Whether the request takes an SSE stream (else a held call answers as JSON). */
+export const acceptsStream = (c: Call): boolean => (c.req.headers.accept ?? '').includes('text/event-stream');
+
+async function streamTask(
+  c: Call,
+  taskId: string,
+  o: { progressToken?: string | number; statusNotifications: boolean; afterSeq?: number },
+  followed: Followed,
+  slot: () => void,
+  signal: AbortSignal,
+): Promise<typeof STREAMED> {
+  const { engine } = c.o;
   const first = await engine.record(c.owner, taskId); // not found: refused before the stream opens
   const sse = new SseWriter(c.res, c.o.keepAliveMs);
   sse.prime(eventId(followed, o.afterSeq ?? first.lastSeq));
@@ -116,6 +143,7 @@ export async function follow(
       until: 'terminal',
       afterSeq: o.afterSeq,
       signal,
+      slot,
     })) {
       const r = item.kind === 'task' ? item.view.record : await engine.record(c.owner, taskId);
       const id = eventId(followed, item.kind === 'task' ? item.seq : item.entry.seq);

@@ -8,7 +8,7 @@ import {
   payloadHash,
 } from '../jobs/idempotency.js';
 import type { Answer, Call } from './call.js';
-import { follow } from './follow.js';
+import { acceptsStream, follow } from './follow.js';
 import { CODE, invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
 import { needsTasksExtension } from './revision.js';
 import { extensionTask, legacyTask } from './task-shape.js';
@@ -49,11 +49,20 @@ export async function callTool(c: Call, inFlight: InFlightKeys): Promise<Answer>
     throw invalidParams(`Unknown tool "${p.name}"; tools/list names the tools you may call`);
   }
   if (c.revision.kind === 'stateless' && !c.revision.tasksExtension) throw needsTasksExtension(p.name);
-  const view = await submit(c, p.name, p.arguments ?? {}, p._meta, inFlight);
+  // A call held open as a stream takes its slot first: past MAX_STREAMS nothing is made (-32600).
+  const streamed = c.revision.kind !== 'stateless' && !p.task && acceptsStream(c);
+  const slot = streamed ? c.o.engine.reserveStream(c.owner) : undefined;
+  let view: Awaited<ReturnType<typeof submit>>;
+  try {
+    view = await submit(c, p.name, p.arguments ?? {}, p._meta, inFlight);
+  } catch (err) {
+    slot?.();
+    throw err;
+  }
   const { record } = view;
   if (c.revision.kind === 'stateless') return { resultType: 'task', ...extensionTask(record) };
   if (p.task) return { task: legacyTask(record) };
-  return follow(c, record.id, { progressToken: p._meta?.progressToken, statusNotifications: false });
+  return follow(c, record.id, { progressToken: p._meta?.progressToken, statusNotifications: false, slot });
 }
 
 async function submit(
