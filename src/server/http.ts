@@ -8,7 +8,7 @@ import type { Config } from '../config/settings.js';
 import type { PublishedCard } from '../faces/a2a/agent-card.js';
 import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
-import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
+import { A2A_BLOCKING_TIMEOUT_MS, EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { TaskCache } from '../faces/a2a/task-cache.js';
 import type { Audit } from '../faces/audit.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
@@ -68,7 +68,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     card: () => currentCard().sdk,
     extendedCard: () => currentCard().extended,
     audit,
-    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS ?? A2A_BLOCKING_TIMEOUT_MS,
     pushPolicy: backend.pushPolicy,
     secrets: backend.secrets,
     logger,

@@ -144,6 +144,13 @@ function health(backend: Backend, logger: Logger): RequestHandler {
   };
 }
 
+/**
+ * How long a plain MCP `tools/call` (a client that takes no SSE) is held when BLOCKING_TIMEOUT_MS is
+ * unset: under the 60 s request timeout of the MCP SDK's clients (DEFAULT_REQUEST_TIMEOUT_MSEC), as
+ * it always was. A2A's default is its own (faces/a2a/request-handler.ts).
+ */
+const MCP_BLOCKING_TIMEOUT_MS = 30_000;
+
 function mcp(c: FaceContext): RequestHandler {
   const { backend, config } = c;
   const issuer = config.JWT_ISSUER;
@@ -155,7 +162,7 @@ function mcp(c: FaceContext): RequestHandler {
     resourceMetadataUrl: () => (issuer === undefined ? undefined : protectedResourceUrl(backend.baseUrl())),
     baseUrl: backend.baseUrl,
     allowedOrigins: backend.allowedOrigins,
-    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS ?? MCP_BLOCKING_TIMEOUT_MS,
     ...c.bodyAndStreams,
   });
 }
