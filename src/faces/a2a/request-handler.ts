@@ -38,7 +38,14 @@ import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { type SkillCall, skillCallOf } from './skill-call.js';
 import { withStillWorkingNote } from './still-working.js';
 import type { TaskCache } from './task-cache.js';
-import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
+import {
+  fromSdkState,
+  toEngineMessage,
+  toSdkMessage,
+  toSdkTask,
+  toStreamResponse,
+  withEventId,
+} from './wire.js';
 
 export interface HandlerOptions {
   engine: Engine;
@@ -397,7 +404,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           await state.drained();
           let response: StreamResponse | undefined;
           if (item.kind === 'task') {
-            response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
+            response = withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq);
             state.cursor.seq = item.seq;
           } else {
             // Artifact chunks stored out of the log stream as they were written.
@@ -435,13 +442,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
 /**
  * Every subscriber of a task receives the same log entry objects from the event hub: convert each
- * once, not once per subscriber (a transition watched by thousands of streams).
+ * once, not once per subscriber (a transition watched by thousands of streams). Each event carries
+ * its id (the entry's sequence number) in its metadata too (wire.ts, withEventId).
  */
 const converted = new WeakMap<LoggedEvent, StreamResponse | null>();
 function streamResponseOf(entry: LoggedEvent, contextId: string): StreamResponse | undefined {
   let response = converted.get(entry);
   if (response === undefined) {
-    response = toStreamResponse(entry, contextId) ?? null;
+    const event = toStreamResponse(entry, contextId);
+    response = event ? withEventId(event, entry.seq) : null;
     converted.set(entry, response);
   }
   return response ?? undefined;
