@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
@@ -81,6 +82,40 @@ describe('the agent card for each protocol version', () => {
     expect((await conditional(other)).status).toBe(200);
   });
 
+  it('/.well-known/agent.json (before v0.3) serves the same card, with the same headers', async () => {
+    const oldUrl = `${agent.url}/.well-known/agent.json`;
+    for (const headers of [{}, { 'A2A-Version': '1.0' }] as Record<string, string>[]) {
+      const [now, before] = await Promise.all([fetch(cardUrl(), { headers }), fetch(oldUrl, { headers })]);
+      // Served, not redirected: httpx (a2a-python) follows no redirect by default.
+      expect(before.status).toBe(200);
+      expect(before.redirected).toBe(false);
+      for (const h of ['content-type', 'etag', 'cache-control', 'vary', 'access-control-allow-origin'])
+        expect(before.headers.get(h), h).toBe(now.headers.get(h));
+      expect(await before.json()).toEqual(await now.json());
+    }
+    const head = await fetch(oldUrl, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const etag = head.headers.get('etag') ?? '';
+    expect((await fetch(oldUrl, { headers: { 'If-None-Match': etag } })).status).toBe(304);
+    // What the old clients read of it: the v0.3 fields (url, the JSON-RPC endpoint), as ever.
+    const card = (await (await fetch(oldUrl)).json()) as Card;
+    expect(card.url).toBe(`${agent.url}/`);
+    expect(card.name).toBe('taskhandle');
+    // The Host and Origin rules (DNS rebinding) and CORS are the card route's, whatever they are.
+    const port = new URL(agent.url).port;
+    const foreign: Record<string, string>[] = [
+      { Host: `evil.example:${port}` },
+      { Host: `127.0.0.1:${port}`, Origin: 'http://evil.example' },
+    ];
+    for (const headers of foreign) {
+      const [now, before] = await Promise.all(
+        ['/.well-known/agent-card.json', '/.well-known/agent.json'].map((path) => get(agent, path, headers)),
+      );
+      expect(before).toEqual(now);
+    }
+  });
+
   it("the SDK's v1.0 client reads the card it gets (A2A-Version: 1.0) and sends", async () => {
     const client = await new ClientFactory().createFromUrl(agent.url);
     expect(client.protocolVersion).toBe('1.0');
@@ -119,3 +154,29 @@ const sleepRequest = (configuration: Record<string, unknown>) =>
     },
     configuration,
   });
+
+/** A GET with the headers a browser would send (fetch would not send our Host): status, CORS header, body. */
+function get(
+  agent: Agent,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; cors: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, agent.url), { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          cors: res.headers['access-control-allow-origin'] as string | undefined,
+          body,
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -5,11 +5,12 @@ import { type Agent, launch } from './harness.js';
 /** v0.3 peers send no A2A-Version header and use the slash-style method names. */
 describe('JSON-RPC v0.3 (no A2A-Version header)', () => {
   let agent: Agent;
+  let bounded: Agent;
   beforeAll(async () => {
-    agent = await launch();
+    [agent, bounded] = await Promise.all([launch(), launch({ env: { BLOCKING_TIMEOUT_MS: '300' } })]);
   });
   afterAll(async () => {
-    await agent?.stop();
+    await Promise.all([agent?.stop(), bounded?.stop()]);
   });
 
   const skillPart = (skill: string, input: Record<string, unknown>) => ({
@@ -39,6 +40,36 @@ describe('JSON-RPC v0.3 (no A2A-Version header)', () => {
       role: 'agent',
       parts: [{ kind: 'text', text: 'Exported 3 rows to export.csv' }],
     });
+  });
+
+  it('message/send without blocking: true answers at once (docs/CONFORMANCE.md says why)', async () => {
+    for (const configuration of [undefined, {}, { acceptedOutputModes: ['text/plain'] }]) {
+      const message = legacyMessage([skillPart('sleep', { seconds: 30 })]);
+      const { result } = (await bounded.rpc('message/send', { message, configuration })).body;
+      expect(['submitted', 'working']).toContain(result.status.state);
+      // It did not wait (a send that waited to the limit would say so in its status message).
+      expect(result.status.message).toBeUndefined();
+      await bounded.rpc('tasks/cancel', { id: result.id });
+    }
+  });
+
+  it('message/send with blocking true past BLOCKING_TIMEOUT_MS: the status message says so, in v0.3 words', async () => {
+    const message = legacyMessage([skillPart('sleep', { seconds: 30 })]);
+    const { result } = (await bounded.rpc('message/send', { message, configuration: { blocking: true } }))
+      .body;
+    expect(result.status.state).toBe('working');
+    expect(result.status.message).toMatchObject({ kind: 'message', role: 'agent', taskId: result.id });
+    const [part] = result.status.message.parts;
+    expect(part.kind).toBe('text');
+    expect(part.text).toMatch(/^Still working after \d+(\.\d)? s; /);
+    expect(part.text).toContain(
+      `Poll tasks/get ${result.id} every ${result.metadata[HANDLE].pollIntervalMs} ms until it ends, ` +
+        `or subscribe (tasks/resubscribe ${result.id})`,
+    );
+    const got = (await bounded.rpc('tasks/get', { id: result.id })).body.result;
+    expect(got.status.state).toBe('working');
+    expect(got.status.message).toBeUndefined();
+    await bounded.rpc('tasks/cancel', { id: result.id });
   });
 
   it('message/send with blocking true waits and returns v0.3 file artifacts', async () => {

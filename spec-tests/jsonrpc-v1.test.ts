@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactText, csvLines, getTask, HANDLE, send, skillMessage, startTask, V1 } from './a2a.js';
 import { type Agent, launch, userMessage } from './harness.js';
@@ -5,17 +6,19 @@ import { type Agent, launch, userMessage } from './harness.js';
 describe('JSON-RPC v1.0: send, get, cancel', () => {
   let agent: Agent;
   let bounded: Agent;
+  let keptAlive: Agent;
   beforeAll(async () => {
     // As a principal: task ids are UUIDs when callers are authenticated (anonymous ones get 128
     // random bits, see auth-access.test.ts).
     const apiKeys = { alice: 'acme' };
-    [agent, bounded] = await Promise.all([
+    [agent, bounded, keptAlive] = await Promise.all([
       launch({ apiKeys }),
       launch({ apiKeys, env: { BLOCKING_TIMEOUT_MS: '300' } }),
+      launch({ apiKeys, env: { BLOCKING_TIMEOUT_MS: '1500', SSE_KEEPALIVE_MS: '200' } }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([agent?.stop(), bounded?.stop()]);
+    await Promise.all([agent?.stop(), bounded?.stop(), keptAlive?.stop()]);
   });
 
   it('returns a non-terminal task at once with returnImmediately, which then completes', async () => {
@@ -36,11 +39,60 @@ describe('JSON-RPC v1.0: send, get, cancel', () => {
     expect(csvLines(artifactText(task.artifacts[0]))).toHaveLength(6);
   });
 
-  it('a blocking send returns the task as it stands after BLOCKING_TIMEOUT_MS', async () => {
+  it('a blocking send returns the task as it stands after BLOCKING_TIMEOUT_MS, its status message saying so', async () => {
     const { task } = await send(bounded, skillMessage('sleep', { seconds: 30 }));
     expect(task.status.state).toBe('TASK_STATE_WORKING');
+    // Words a person or a model reads (a client that shows only the status text shows them).
+    const note = task.status.message;
+    expect(note).toMatchObject({ role: 'ROLE_AGENT', taskId: task.id, contextId: task.contextId });
+    const { pollIntervalMs } = task.metadata[HANDLE];
+    expect(pollIntervalMs).toBeGreaterThan(0);
+    expect(note.parts).toHaveLength(1);
+    expect(note.parts[0].text).toMatch(
+      /^Still working after \d+(\.\d)? s; this answer stops waiting here, the task goes on\. /,
+    );
+    expect(note.parts[0].text).toContain(
+      `Poll GetTask ${task.id} every ${pollIntervalMs} ms until it ends, or subscribe (SubscribeToTask ${task.id})`,
+    );
+    expect(note.metadata[HANDLE]).toEqual({ notice: 'still-working', waitedMs: expect.any(Number) });
+    expect(note.metadata[HANDLE].waitedMs).toBeGreaterThanOrEqual(300);
+    // The handle metadata is the task's, as on every answer.
+    expect(task.metadata[HANDLE]).toMatchObject({ ttlMs: expect.any(Number), expiresAt: expect.any(String) });
+    // The note is the answer's only: the task as stored has no such status message.
+    const stored = await getTask(bounded, task.id);
+    expect(stored.status.state).toBe('TASK_STATE_WORKING');
+    expect(stored.status.message).toBeUndefined();
     const { body } = await bounded.rpc('CancelTask', { id: task.id }, V1);
     expect(body.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(body.result.status.message?.parts?.[0]?.text ?? '').not.toContain('Still working');
+  });
+
+  it('a blocking send that waits past SSE_KEEPALIVE_MS writes spaces before its JSON; a quick one is answered whole', async () => {
+    const held = await rawPost(keptAlive, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'SendMessage',
+      params: { message: skillMessage('sleep', { seconds: 30 }) },
+    });
+    expect(held.status).toBe(200);
+    expect(held.headers['content-type']).toBe('application/json');
+    expect(held.headers['content-length']).toBeUndefined();
+    // The first bytes (spaces) came long before the answer: a proxy's idle timer saw them.
+    expect(held.firstByteMs).toBeLessThan(held.lastByteMs - 400);
+    expect(held.body).toMatch(/^ {3,}\{"jsonrpc":"2.0","id":3,"result":/);
+    const { task } = JSON.parse(held.body).result;
+    expect(task.status.state).toBe('TASK_STATE_WORKING');
+    expect(task.status.message.parts[0].text).toMatch(/^Still working after 1\.\d s/);
+    await keptAlive.rpc('CancelTask', { id: task.id }, V1);
+
+    const quick = await rawPost(keptAlive, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'SendMessage',
+      params: { message: skillMessage('export', { rows: 1 }) },
+    });
+    expect(quick.headers['content-length']).toBe(String(Buffer.byteLength(quick.body)));
+    expect(JSON.parse(quick.body).result.task.status.state).toBe('TASK_STATE_COMPLETED');
   });
 
   it('GetTask honours historyLength (absent, 1, 0)', async () => {
@@ -168,3 +220,46 @@ describe('JSON-RPC v1.0: the handle extension', () => {
     expect(body.result.task.metadata[HANDLE].pollIntervalMs).toBe(1000);
   });
 });
+
+/** A JSON-RPC POST read by hand: its headers, its body as sent, and when its first and last bytes came. */
+function rawPost(
+  agent: Agent,
+  body: unknown,
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  firstByteMs: number;
+  lastByteMs: number;
+}> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      agent.url,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...agent.credentials },
+      },
+      (res) => {
+        let text = '';
+        let firstByteMs = -1;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (firstByteMs < 0) firstByteMs = Date.now() - started;
+          text += chunk;
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: text,
+            firstByteMs,
+            lastByteMs: Date.now() - started,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}

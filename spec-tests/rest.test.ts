@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactText, csvLines, skillMessage } from './a2a.js';
+import { artifactText, csvLines, HANDLE, skillMessage } from './a2a.js';
 import { type Agent, launch, userMessage } from './harness.js';
 import { openSse } from './sse.js';
 
@@ -292,5 +292,70 @@ describe('HTTP+JSON (REST)', () => {
   it('an unknown path is 404', async () => {
     expect((await rest('GET', '/nothing/here')).status).toBe(404);
     expect((await fetch(`${agent.url}/nothing`)).status).toBe(404);
+  });
+});
+
+describe('HTTP+JSON: a blocking send past BLOCKING_TIMEOUT_MS', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({
+      apiKeys: { alice: 'acme' },
+      env: { BLOCKING_TIMEOUT_MS: '1200', SSE_KEEPALIVE_MS: '200' },
+    });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const post = async (path: string, body: unknown, headers: Record<string, string>) => {
+    const res = await fetch(`${agent.url}/rest${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...agent.credentials, ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  };
+
+  it('v1.0: kept alive with spaces, answered with the task and a status message saying so (not stored)', async () => {
+    const sent = await post(
+      '/message:send',
+      { message: skillMessage('sleep', { seconds: 30 }) },
+      { 'A2A-Version': '1.0' },
+    );
+    expect(sent.status).toBe(200);
+    expect(sent.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+    expect(sent.headers.get('content-length')).toBeNull();
+    expect(sent.text).toMatch(/^ {3,}\{"task":/);
+    const { task } = JSON.parse(sent.text);
+    expect(task.status.state).toBe('TASK_STATE_WORKING');
+    expect(task.status.message.parts[0].text).toMatch(/^Still working after 1\.\d s; /);
+    expect(task.status.message.parts[0].text).toContain(`Poll GetTask ${task.id} every `);
+    expect(task.metadata[HANDLE].pollIntervalMs).toBeGreaterThan(0);
+    const got = await fetch(`${agent.url}/rest/tasks/${task.id}`, {
+      headers: { ...agent.credentials, 'A2A-Version': '1.0' },
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
+    const stored: any = await got.json();
+    expect(stored.status.state).toBe('TASK_STATE_WORKING');
+    expect(stored.status.message).toBeUndefined();
+    await post(`/tasks/${task.id}:cancel`, {}, { 'A2A-Version': '1.0' });
+  });
+
+  it('v0.3: the same, with the 201 of a v0.3 send and v0.3 method names', async () => {
+    const sent = await post(
+      '/v1/message:send',
+      {
+        message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', content: [{ text: 'sleep 30' }] },
+        configuration: { blocking: true },
+        metadata: {},
+      },
+      {},
+    );
+    expect(sent.status).toBe(201);
+    expect(sent.text).toMatch(/^ {3,}\{"task":/);
+    const { task } = JSON.parse(sent.text);
+    expect(task.status.state).toBe('TASK_STATE_WORKING');
+    expect(task.status.message.content[0].text).toContain(`Poll tasks/get ${task.id} every `);
+    expect((await post(`/v1/tasks/${task.id}:cancel`, {}, {})).status).toBe(200);
   });
 });

@@ -228,3 +228,56 @@ describe("the SDK's ClientFactory against the real server", () => {
     }
   });
 });
+
+describe("the SDK's clients and a blocking send past BLOCKING_TIMEOUT_MS (kept alive with spaces)", () => {
+  let agent: Agent;
+  let card: AgentCard;
+  beforeAll(async () => {
+    agent = await launch({ env: { BLOCKING_TIMEOUT_MS: '800', SSE_KEEPALIVE_MS: '200' } });
+    card = await new DefaultAgentCardResolver().resolve(agent.url);
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  const clients: [string, () => Promise<Client>][] = [
+    ['JSON-RPC v1.0', () => new ClientFactory().createFromUrl(agent.url)],
+    [
+      'HTTP+JSON v1.0',
+      () =>
+        new ClientFactory(
+          ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+            preferredTransports: ['HTTP+JSON'],
+          }),
+        ).createFromUrl(agent.url),
+    ],
+    ...['JSONRPC', 'HTTP+JSON'].map((binding): [string, () => Promise<Client>] => [
+      `${binding} v0.3`,
+      () =>
+        new ClientFactory({
+          transports: [
+            new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
+            new RestTransportFactory({ legacyCompat: { enabled: true } }),
+          ],
+        }).createFromAgentCard({
+          ...card,
+          supportedInterfaces: card.supportedInterfaces.filter(
+            (i) => i.protocolVersion === '0.3' && i.protocolBinding === binding,
+          ),
+        }),
+    ]),
+  ];
+  for (const [name, make] of clients) {
+    it(`${name}: sendMessage returns the working task, its status text saying how to follow it`, async () => {
+      const client = await make();
+      const task = asTask(await client.sendMessage(skillRequest('sleep', { seconds: 30 })));
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      const text = (task.status?.message?.parts ?? [])
+        .map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
+        .join('');
+      expect(text).toMatch(/^Still working after \d+(\.\d)? s; /);
+      expect(text).toContain(`${task.id} every ${task.metadata?.[HANDLE]?.pollIntervalMs} ms`);
+      await client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+    });
+  }
+});

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactText, getTask, rpcStream, skillMessage, startTask, V1 } from './a2a.js';
+import { artifactText, getTask, HANDLE, rpcStream, skillMessage, startTask, V1 } from './a2a.js';
 import { type Agent, launch } from './harness.js';
-import { openSse, type SseEvent, waitForComments } from './sse.js';
+import { openSse, type SseEvent, type SseStream, waitForComments } from './sse.js';
 
 const ids = (events: SseEvent[]) => events.map((e) => Number(e.id));
 const strictlyIncreasing = (ns: number[]) =>
@@ -286,6 +286,97 @@ describe('SSE streams', () => {
     const tail = (events: SseEvent[]) => events.filter((e) => Number(e.id) > from).map((e) => [e.id, e.data]);
     expect(tail(a)).toEqual(tail(b));
     expect(tail(a).length).toBeGreaterThan(0);
+  });
+
+  it('every SSE event carries its id in the handle metadata too, and resuming with it replays what followed', async () => {
+    // The SDK's SSE parser hands on `data:` only: the id a client resumes with must be in the event.
+    const v03 = () => ({
+      kind: 'message',
+      messageId: crypto.randomUUID(),
+      role: 'user',
+      parts: [{ kind: 'data', data: { skill: 'export', input: { rows: 3, chunkRows: 1, delayMs: 60 } } }],
+    });
+    const restHeaders = { 'Content-Type': 'application/json', ...agent.credentials };
+    const streams: [string, () => Promise<SseStream>, (e: SseEvent) => unknown][] = [
+      [
+        'JSON-RPC v1.0 send',
+        () => rpcStream(agent, 'SendStreamingMessage', { message: slowExport(3) }, V1),
+        result,
+      ],
+      ['JSON-RPC v0.3 send', () => rpcStream(agent, 'message/stream', { message: v03() }), result],
+      [
+        'REST v1.0 send',
+        () =>
+          openSse(`${agent.url}/rest/message:stream`, {
+            method: 'POST',
+            headers: { ...restHeaders, 'A2A-Version': '1.0' },
+            body: JSON.stringify({ message: slowExport(3) }),
+          }),
+        (e) => e.data,
+      ],
+      [
+        'REST v0.3 send',
+        () =>
+          openSse(`${agent.url}/rest/v1/message:stream`, {
+            method: 'POST',
+            headers: restHeaders,
+            body: JSON.stringify({
+              message: {
+                messageId: crypto.randomUUID(),
+                role: 'ROLE_USER',
+                content: [{ text: 'export' }],
+                metadata: { skill: 'export', input: { rows: 3, chunkRows: 1, delayMs: 60 } },
+              },
+            }),
+          }),
+        (e) => e.data,
+      ],
+    ];
+    for (const [name, open, payload] of streams) {
+      const events = await (await open()).rest();
+      expect(events.length, name).toBeGreaterThan(2);
+      for (const e of events) {
+        // v1.0 wraps each event ({task}, {statusUpdate}...), v0.3 JSON-RPC has it bare (kind-tagged).
+        const body = payload(e) as Record<string, { metadata?: Record<string, { eventId?: string }> }>;
+        const value = (body.kind ? body : Object.values(body)[0]) as {
+          metadata?: Record<string, { eventId?: string }>;
+        };
+        expect(value.metadata?.[HANDLE]?.eventId, `${name}: ${JSON.stringify(body).slice(0, 200)}`).toBe(
+          e.id,
+        );
+      }
+    }
+
+    // Resume with the id read from the metadata alone: exactly what followed it.
+    const task = await startTask(agent, slowExport(5));
+    const reference = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    const first = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, V1);
+    await first.next();
+    const second = result(await first.next());
+    first.close();
+    const eventId = (second.statusUpdate ?? second.artifactUpdate).metadata[HANDLE].eventId;
+    const resumed = await rpcStream(
+      agent,
+      'SubscribeToTask',
+      { id: task.id },
+      { ...V1, lastEventId: eventId },
+    );
+    const replayed = await resumed.rest();
+    const all = await reference.rest();
+    expect(replayed.map((e) => e.data)).toEqual(
+      all.filter((e) => Number(e.id) > Number(eventId)).map((e) => e.data),
+    );
+    expect(result(replayed.at(-1)).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    const rest = await openSse(`${agent.url}/rest/tasks/${task.id}:subscribe`, {
+      method: 'POST',
+      headers: { 'A2A-Version': '1.0', 'Last-Event-ID': eventId, ...agent.credentials },
+    });
+    expect((await rest.rest()).map((e) => e.data.statusUpdate ?? e.data.artifactUpdate)).toEqual(
+      replayed.map((e) => {
+        const r = result(e);
+        return r.statusUpdate ?? r.artifactUpdate;
+      }),
+    );
   });
 
   it('SubscribeToTask with a numeric request id keeps it as a number in every event', async () => {

@@ -101,8 +101,9 @@ export interface Settings {
    */
   maxJsonDepth?: number;
   /**
-   * a blocking send returns the task as it stands after this long. Setting `BLOCKING_TIMEOUT_MS`;
-   * default `30000`.
+   * a blocking call answers with the task as it stands after this long: an A2A blocking send (its status
+   * message says so) and a `tools/call` of an MCP client that takes JSON only. Setting
+   * `BLOCKING_TIMEOUT_MS`; default A2A `290000`, MCP `30000`.
    */
   blockingTimeoutMs?: number;
   /**
@@ -163,7 +164,8 @@ export interface Settings {
    */
   shutdownTimeoutMs?: number;
   /**
-   * keep-alive comment interval on open streams. Setting `SSE_KEEPALIVE_MS`; default `15000`.
+   * keep-alive comment interval on open streams; an A2A blocking send still waiting writes a space as
+   * often. Setting `SSE_KEEPALIVE_MS`; default `15000`.
    */
   sseKeepaliveMs?: number;
   /**

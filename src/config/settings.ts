@@ -112,9 +112,16 @@ const Env = z.object({
   MAX_JSON_DEPTH: int(2, 1000)
     .default(64)
     .meta(doc('request bodies whose JSON nests objects and arrays deeper are refused (InvalidRequest, 400)')),
+  // Unset: each face's own default (A2A's under the 300 s of Node's fetch; MCP's under the 60 s
+  // request timeout of the MCP SDK's clients). docs/CONFORMANCE.md says why.
   BLOCKING_TIMEOUT_MS: int(0)
-    .default(30 * SECOND)
-    .meta(doc('a blocking send returns the task as it stands after this long')),
+    .optional()
+    .meta(
+      doc(
+        'a blocking call answers with the task as it stands after this long: an A2A blocking send (its status message says so) and a `tools/call` of an MCP client that takes JSON only',
+        'A2A `290000`, MCP `30000`',
+      ),
+    ),
   CANCEL_GRACE_MS: int(0)
     .default(5 * SECOND)
     .meta(doc('how long a canceled job may take to stop before the task is marked canceled anyway')),
@@ -161,7 +168,11 @@ const Env = z.object({
     .meta(doc('on SIGTERM, how long running jobs may finish before they are released')),
   SSE_KEEPALIVE_MS: int(100)
     .default(15 * SECOND)
-    .meta(doc('keep-alive comment interval on open streams')),
+    .meta(
+      doc(
+        'keep-alive comment interval on open streams; an A2A blocking send still waiting writes a space as often',
+      ),
+    ),
   PUSH_ALLOW: z
     .string()
     .default('')

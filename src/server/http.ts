@@ -5,10 +5,10 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
-import type { PublishedCard } from '../faces/a2a/agent-card.js';
+import { LEGACY_CARD_PATH, type PublishedCard } from '../faces/a2a/agent-card.js';
 import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
-import { EngineRequestHandler } from '../faces/a2a/request-handler.js';
+import { A2A_BLOCKING_TIMEOUT_MS, EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { TaskCache } from '../faces/a2a/task-cache.js';
 import type { Audit } from '../faces/audit.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
@@ -68,7 +68,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     card: () => currentCard().sdk,
     extendedCard: () => currentCard().extended,
     audit,
-    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS ?? A2A_BLOCKING_TIMEOUT_MS,
     pushPolicy: backend.pushPolicy,
     secrets: backend.secrets,
     logger,
@@ -123,7 +123,13 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const inFlight = new InFlight();
   const requests = backend.metrics?.http;
   // Request spans are named by the face a request reached (docs/tracing.md).
-  const routes = [...Object.values(FACE_PATHS), '/.well-known/jwks.json', '/healthz', METRICS_PATH];
+  const routes = [
+    ...Object.values(FACE_PATHS),
+    LEGACY_CARD_PATH,
+    '/.well-known/jwks.json',
+    '/healthz',
+    METRICS_PATH,
+  ];
   const listener = (req: IncomingMessage, res: ServerResponse) =>
     traceRequest(req, res, routes, () => serve(req, res));
   // Node would answer a missing Host itself, with an empty 400: refused in our words below instead.

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
 import type { Engine } from '../engine/engine.js';
-import { type PublishedCard, serveCard } from '../faces/a2a/agent-card.js';
+import { LEGACY_CARD_PATH, type PublishedCard, serveCard } from '../faces/a2a/agent-card.js';
 import { restRouter } from '../faces/a2a/rest.js';
 import type { Audit } from '../faces/audit.js';
 import { consoleRouter } from '../faces/console/router.js';
@@ -53,7 +53,8 @@ export function mounts(c: FaceContext, keys: () => SigningKeys | undefined): Mou
   const { backend, config, logger, engine, admit, audit, handler, bodyAndStreams } = c;
   const issuer = config.JWT_ISSUER;
   return [
-    { method: 'get', path: FACE_PATHS.agentCard, serve: serveCard(c.currentCard) },
+    // The pre-0.3 path too: the same card, headers and rules (faces/a2a/agent-card.ts, LEGACY_CARD_PATH).
+    { method: 'get', path: [FACE_PATHS.agentCard, LEGACY_CARD_PATH], serve: serveCard(c.currentCard) },
     { method: 'get', path: '/', serve: home(c.currentCard) },
     { method: 'get', path: '/.well-known/jwks.json', serve: jwks(keys, logger) },
     { method: 'get', path: '/healthz', serve: health(backend, logger) },
@@ -144,6 +145,13 @@ function health(backend: Backend, logger: Logger): RequestHandler {
   };
 }
 
+/**
+ * How long a plain MCP `tools/call` (a client that takes no SSE) is held when BLOCKING_TIMEOUT_MS is
+ * unset: under the 60 s request timeout of the MCP SDK's clients (DEFAULT_REQUEST_TIMEOUT_MSEC), as
+ * it always was. A2A's default is its own (faces/a2a/request-handler.ts).
+ */
+const MCP_BLOCKING_TIMEOUT_MS = 30_000;
+
 function mcp(c: FaceContext): RequestHandler {
   const { backend, config } = c;
   const issuer = config.JWT_ISSUER;
@@ -155,7 +163,7 @@ function mcp(c: FaceContext): RequestHandler {
     resourceMetadataUrl: () => (issuer === undefined ? undefined : protectedResourceUrl(backend.baseUrl())),
     baseUrl: backend.baseUrl,
     allowedOrigins: backend.allowedOrigins,
-    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS,
+    blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS ?? MCP_BLOCKING_TIMEOUT_MS,
     ...c.bodyAndStreams,
   });
 }

@@ -85,6 +85,14 @@ function securityOf(s: CardSecurity): Record<string, unknown> {
   return { securitySchemes: schemes, securityRequirements: requirements, security: legacy };
 }
 
+/**
+ * Where clients before v0.3 fetch the agent card (spec 0.2; the v0.3 path is
+ * `/.well-known/agent-card.json`): a2a-js 0.2's `A2AClient`, a2a-python 0.2's card resolver, and what
+ * still ships them (@ag-ui/a2a). The same card is served there, not a redirect: httpx (a2a-python)
+ * follows no redirect by default.
+ */
+export const LEGACY_CARD_PATH = '/.well-known/agent.json';
+
 /** JSON-RPC is served at the root (POST /), HTTP+JSON under this prefix. */
 export const REST_PATH = '/rest';
 

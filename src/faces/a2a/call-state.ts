@@ -23,6 +23,11 @@ export interface CallState {
   cursor: StreamCursor;
   /** Resolves once the client has taken what was written: streams wait for it between events. */
   drained(): Promise<void>;
+  /**
+   * Set by a face that can keep a held answer alive (JSON-RPC, REST): called when a blocking send
+   * starts to wait, so that the face writes whitespace before the JSON while it waits (see hold.ts).
+   */
+  hold?: () => void;
 }
 
 const KEY = 'taskhandle.call';

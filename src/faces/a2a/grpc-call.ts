@@ -10,7 +10,6 @@ import { openStreams } from '../http/open-streams.js';
 import { type CallState, callState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
-import { HANDLE_EXTENSION_URI } from './handle-extension.js';
 import { unsupported, versionOf } from './version.js';
 
 type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
@@ -113,7 +112,9 @@ export function grpcHandler(
     openStreams.grpc++;
     try {
       checked(params);
-      for await (const event of events()) yield withEventId(event, cursor.seq);
+      // Each event carries its id in its metadata (the request handler puts it there, for every
+      // transport): gRPC has no per-message headers for SSE's `id:`.
+      yield* events();
     } catch (err) {
       throw grpcError(err, logger);
     } finally {
@@ -149,21 +150,6 @@ function grpcError(err: unknown, logger: Logger): unknown {
   // Our handler logged its own internal failures already (and worded them so).
   if (!(err instanceof Error && err.message === INTERNAL_MESSAGE)) logger.error({ err }, 'gRPC call failed');
   return new GrpcStatusError(GRPC_STATUS_CODE.INTERNAL, INTERNAL_MESSAGE);
-}
-
-/**
- * gRPC has no per-message headers (SSE has `id:`): a stream event's id travels in its own metadata,
- * as `metadata[HANDLE_EXTENSION_URI].eventId`. Events are shared between subscribers: copied, not changed.
- */
-function withEventId(event: StreamResponse, seq: number | undefined): StreamResponse {
-  const payload = event.payload;
-  if (seq === undefined || !payload) return event;
-  const { metadata } = payload.value as { metadata?: Record<string, unknown> };
-  const handle = metadata?.[HANDLE_EXTENSION_URI] as Record<string, unknown> | undefined;
-  const withId = { ...metadata, [HANDLE_EXTENSION_URI]: { ...handle, eventId: String(seq) } };
-  return {
-    payload: { ...payload, value: { ...payload.value, metadata: withId } } as StreamResponse['payload'],
-  };
 }
 
 /** Whether objects and arrays nest deeper than `max` levels (strings and buffers are not walked). */

@@ -4,7 +4,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
 import { SseWriter, untilDrained } from '../http/sse.js';
-import { toSdkTask, toStreamResponse } from './wire.js';
+import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
 /** What the v1.0 SubscribeToTask path needs from the JSON-RPC endpoint. */
 export interface SubscribeOptions {
@@ -32,7 +32,8 @@ export function subscribeTarget(params: unknown): string | undefined {
  * v1.0 SubscribeToTask over JSON-RPC, served straight from the engine's stream: the same events,
  * ids and errors as the SDK's transport over our request handler, without its three async
  * generators, call context and request body held for the stream's lifetime (10,000 subscribers
- * each held ~14 KB that way). Each event's JSON is made once for all its subscribers.
+ * each held ~14 KB that way). Each event's JSON is made once for all its subscribers, its event id in
+ * its metadata too (wire.ts, withEventId).
  */
 export async function serveSubscribe(
   o: SubscribeOptions,
@@ -104,7 +105,10 @@ async function openWithTask(
   const first = await items.next();
   const sse = new SseWriter(res, keepAliveMs, { onClose });
   if (!first.done && first.value.kind === 'task') {
-    const task: SdkStreamCodec = { payload: { $case: 'task', value: toSdkTask(first.value.view) } };
+    const task = withEventId(
+      { payload: { $case: 'task', value: toSdkTask(first.value.view) } },
+      first.value.seq,
+    );
     sse.sendText(`${head}${JSON.stringify(SdkStreamCodec.toJSON(task))}}`, first.value.seq);
   }
   return sse;
@@ -121,7 +125,7 @@ async function eventJson(engine: Engine, entry: LoggedEvent, contextId: string):
   if (json === undefined) {
     // Artifact chunks stored out of the log are read back (once per entry).
     const response = toStreamResponse(await engine.withContent(entry), contextId);
-    json = response ? JSON.stringify(SdkStreamCodec.toJSON(response)) : null;
+    json = response ? JSON.stringify(SdkStreamCodec.toJSON(withEventId(response, entry.seq))) : null;
     rendered.set(entry, json);
   }
   return json ?? undefined;

@@ -11,6 +11,7 @@ import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE, toProtocolError } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
+import { holdOpen } from './hold.js';
 import {
   admitCall,
   errorMappers,
@@ -41,6 +42,8 @@ interface JsonRpcResponse {
 
 const SENDING = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
+/** The methods that may wait for their task (a blocking send). */
+const BLOCKING = new Set(['SendMessage', 'message/send']);
 
 /**
  * JSON-RPC 2.0 over HTTP POST, both protocol versions, on plain node:http (no framework on this hot
@@ -135,6 +138,12 @@ export function jsonRpcEndpoint(
       version: call.version,
       shutdown: o.shutdown,
     });
+    // A blocking send that waits keeps its answer alive with whitespace before the JSON (hold.ts).
+    let stopHold: (() => void) | undefined;
+    if (BLOCKING.has(envelope.method))
+      state.hold = () => {
+        stopHold ??= holdOpen(res, o.keepAliveMs, 200, { 'Content-Type': 'application/json' });
+      };
     const extensions = String(req.headers['a2a-extensions'] ?? '')
       .split(',')
       .map((s) => s.trim())
@@ -145,6 +154,7 @@ export function jsonRpcEndpoint(
       | AsyncGenerator<JsonRpcResponse>;
 
     if (!STREAMING.has(envelope.method) || !(Symbol.asyncIterator in outcome)) {
+      stopHold?.();
       const response = outcome as JsonRpcResponse;
       if (response.error) response.error = ownWords(response.error, envelope.method, o.logger);
       const status = response.error?.code === A2A_ERROR_CODE.INTERNAL_ERROR ? 500 : 200;
@@ -309,13 +319,21 @@ function sendJson(
   sendText(res, status, JSON.stringify(body), headers);
 }
 
-/** A JSON answer already serialized (the poll fast path splices cached JSON into its envelope). */
+/**
+ * A JSON answer already serialized (the poll fast path splices cached JSON into its envelope). A
+ * held answer (hold.ts) has its status and headers written already: its JSON follows the spaces
+ * (an InternalError then goes with the 200 it has, as every other JSON-RPC error does).
+ */
 function sendText(
   res: ServerResponse,
   status: number,
   text: string,
   headers: Record<string, string> = {},
 ): void {
+  if (res.headersSent) {
+    res.end(text);
+    return;
+  }
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(text),

@@ -36,8 +36,16 @@ import { checkInputModes } from './input-modes.js';
 import { toNewPushConfig, toSdkPushConfig } from './push-config-wire.js';
 import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { type SkillCall, skillCallOf } from './skill-call.js';
+import { withStillWorkingNote } from './still-working.js';
 import type { TaskCache } from './task-cache.js';
-import { fromSdkState, toEngineMessage, toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
+import {
+  fromSdkState,
+  toEngineMessage,
+  toSdkMessage,
+  toSdkTask,
+  toStreamResponse,
+  withEventId,
+} from './wire.js';
 
 export interface HandlerOptions {
   engine: Engine;
@@ -47,7 +55,10 @@ export interface HandlerOptions {
   /** The card for authenticated callers (GetExtendedAgentCard); undefined when callers are anonymous. */
   extendedCard: () => AgentCard | undefined;
   audit: Audit;
-  /** A blocking send returns the task as it stands after this long. */
+  /**
+   * A blocking send returns the task as it stands after this long, its answer's status message
+   * saying so (still-working.ts); docs/CONFORMANCE.md says why this long.
+   */
   blockingTimeoutMs: number;
   /** Which webhook addresses callers may register (the SSRF guard). */
   pushPolicy: AddressPolicy;
@@ -65,6 +76,14 @@ type Sent =
   | { kind: 'message'; message: EngineMessage }
   | { kind: 'task'; view: TaskView; created: boolean }
   | { kind: 'answered'; receipt: AnswerReceipt };
+
+/**
+ * How long a blocking send waits when BLOCKING_TIMEOUT_MS is unset: 10 s under the 300 s after which
+ * Node's fetch (undici's headersTimeout and bodyTimeout) gives up, on which the common JS clients
+ * (@a2a-js/sdk, a2a-ai-provider, Mastra's client) send without a timeout of their own; ADK waits
+ * 600 s. docs/CONFORMANCE.md has the evidence.
+ */
+export const A2A_BLOCKING_TIMEOUT_MS = 290_000;
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
@@ -114,8 +133,14 @@ export class EngineRequestHandler implements A2ARequestHandler {
       const returnImmediately = params.configuration?.returnImmediately ?? version === '0.3';
       let view = result.view;
       if (!returnImmediately && !settled(view.record.state)) {
+        const since = Date.now();
+        // A face that can (JSON-RPC, REST) keeps the answer alive from now on: see hold.ts.
+        state.hold?.();
         await this.#engine.waitUntil(view.record.id, settled, this.#options.blockingTimeoutMs, state.signal);
         view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
+        // Answered before the task settled: the answer's status message says so (not stored).
+        if (!settled(view.record.state))
+          return withStillWorkingNote(toSdkTask(view), view.record, Date.now() - since, version);
       } else if (historyLength !== undefined) {
         view = await this.#engine.get(view.record.owner, view.record.id, historyLength);
       }
@@ -379,7 +404,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
           await state.drained();
           let response: StreamResponse | undefined;
           if (item.kind === 'task') {
-            response = { payload: { $case: 'task', value: toSdkTask(item.view) } };
+            response = withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq);
             state.cursor.seq = item.seq;
           } else {
             // Artifact chunks stored out of the log stream as they were written.
@@ -417,13 +442,15 @@ export class EngineRequestHandler implements A2ARequestHandler {
 
 /**
  * Every subscriber of a task receives the same log entry objects from the event hub: convert each
- * once, not once per subscriber (a transition watched by thousands of streams).
+ * once, not once per subscriber (a transition watched by thousands of streams). Each event carries
+ * its id (the entry's sequence number) in its metadata too (wire.ts, withEventId).
  */
 const converted = new WeakMap<LoggedEvent, StreamResponse | null>();
 function streamResponseOf(entry: LoggedEvent, contextId: string): StreamResponse | undefined {
   let response = converted.get(entry);
   if (response === undefined) {
-    response = toStreamResponse(entry, contextId) ?? null;
+    const event = toStreamResponse(entry, contextId);
+    response = event ? withEventId(event, entry.seq) : null;
     converted.set(entry, response);
   }
   return response ?? undefined;

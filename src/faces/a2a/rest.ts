@@ -20,6 +20,7 @@ import { REST_PATH } from './agent-card.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
+import { holdOpen } from './hold.js';
 import { legacyPushConfigBody } from './legacy-push-body.js';
 import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion, versionNotSupported } from './version.js';
@@ -76,6 +77,8 @@ export function restRouter(o: RestOptions): express.Router {
     withSseIds(res, state, o.keepAliveMs);
     withRetryAfter(res);
     withOwnWords(res, legacy, o.logger);
+    // A blocking send that waits keeps its answer alive (hold.ts); the SDK's v0.3 router answers 201.
+    if (req.method === 'POST' && SEND.test(req.path)) withHold(res, state, o.keepAliveMs, legacy ? 201 : 200);
     try {
       req.body = await restBody(req, o);
       const push = legacy && req.method === 'POST' ? legacyPushConfigBody(req.path, req.body) : undefined;
@@ -258,6 +261,40 @@ async function restBody(req: Request, limits: BodyLimits): Promise<unknown> {
     throw new BodyRefused({ kind: 'not-json', status: 400, message: 'The body must be a JSON object' });
   }
   return body;
+}
+
+/** The non-streaming send of either version (v1.0's under a tenant too). */
+const SEND = /^(\/[^/]+)?\/message:send\/?$/;
+
+/**
+ * Lets the handler hold a blocking send's answer open (hold.ts) with `status`, the one the SDK's
+ * router answers a send with. The SDK then writes the task with `res.json`, which here follows the
+ * spaces. A held send that fails after all (the store unreachable) can no longer say so with its
+ * status: its connection is cut, so that the client sees a failure rather than a 200 without a task.
+ */
+function withHold(res: Response, state: CallState, keepAliveMs: number, status: number): void {
+  let stop: (() => void) | undefined;
+  let answered = false;
+  state.hold = () => {
+    stop ??= holdOpen(res, keepAliveMs, status);
+  };
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    stop?.();
+    if (!res.headersSent) return json(body);
+    answered = res.statusCode === status;
+    if (answered) res.end(JSON.stringify(body));
+    else res.destroy();
+    return res;
+  };
+  // The SDK ends a response whose headers are out without a body when the call failed.
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((...args: unknown[]) => {
+    if (stop === undefined || !res.headersSent || answered) return end(...args);
+    stop();
+    res.destroy();
+    return res;
+  }) as Response['end'];
 }
 
 /** When a slot frees is unknown: a caller over its task limit is told to look again after this. */

@@ -107,3 +107,20 @@ export function toStreamResponse(entry: LoggedEvent, contextId: string): StreamR
       return undefined;
   }
 }
+
+/**
+ * A stream event with its event id in its own metadata, `metadata[HANDLE_EXTENSION_URI].eventId`:
+ * the `Last-Event-ID` (SSE) or `last-event-id` metadata (gRPC) that resumes the stream after it. SSE
+ * sends it as the `id:` line too, but clients' SSE parsers (the SDK's among them) do not hand that
+ * line on; gRPC has no such line at all. Events are shared between subscribers: copied, not changed.
+ */
+export function withEventId(event: StreamResponse, seq: number | undefined): StreamResponse {
+  const payload = event.payload;
+  if (seq === undefined || !payload) return event;
+  const { metadata } = payload.value as { metadata?: Record<string, unknown> };
+  const handle = metadata?.[HANDLE_EXTENSION_URI] as Record<string, unknown> | undefined;
+  const withId = { ...metadata, [HANDLE_EXTENSION_URI]: { ...handle, eventId: String(seq) } };
+  return {
+    payload: { ...payload, value: { ...payload.value, metadata: withId } } as StreamResponse['payload'],
+  };
+}
