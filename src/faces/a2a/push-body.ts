@@ -4,7 +4,7 @@ import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
 import type { LoggedEvent } from '../../engine/events.js';
 import type { TaskView } from '../../engine/task.js';
 import type { RenderNotification } from '../../push/dispatcher.js';
-import { toSdkMessage, toSdkTask, toStreamResponse } from './wire.js';
+import { toSdkMessage, toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
 const v1 = new V1PushNotificationSerializer();
 const v03 = new V03PushNotificationSerializer();
@@ -16,10 +16,12 @@ const v03 = new V03PushNotificationSerializer();
  */
 export const renderNotification: RenderNotification = (format, view: TaskView, entry: LoggedEvent) => {
   const task = toSdkTask(view);
-  const response: StreamResponse =
-    toStreamResponse(entry, view.record.contextId) ??
-    (entry.event.kind === 'message'
+  // The event as a stream shows it, its eventId (the log's sequence number) in its metadata too.
+  const event = toStreamResponse(entry, view.record.contextId);
+  const response: StreamResponse = event
+    ? withEventId(event, entry.seq)
+    : entry.event.kind === 'message'
       ? { payload: { $case: 'message', value: toSdkMessage(entry.event.message) } }
-      : { payload: { $case: 'task', value: task } });
+      : { payload: { $case: 'task', value: task } };
   return format === '0.3' ? v03.serialize(response, task) : v1.serialize(response);
 };
