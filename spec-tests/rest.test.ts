@@ -241,6 +241,77 @@ describe('HTTP+JSON (REST)', () => {
       expect(unknown.body.code).toBe(-32001);
     });
 
+    it("v1/tasks (tasks/list) lists the caller's tasks in v0.3's shape, as ListTasks does, paged with a Link", async () => {
+      const contextId = crypto.randomUUID();
+      const ids: string[] = [];
+      for (const input of [{ rows: 1 }, { rows: 2 }, { rows: 3 }]) {
+        const sent = await rest('POST', '/message:send', {
+          message: skillMessage('export', input, { contextId }),
+        });
+        ids.push(sent.body.task.id);
+      }
+      const sleeping = await rest('POST', '/message:send', {
+        message: skillMessage('sleep', { seconds: 30 }, { contextId }),
+        configuration: { returnImmediately: true },
+      });
+      await rest('POST', `/tasks/${sleeping.body.task.id}:cancel`);
+
+      const all = await rest('GET', `/v1/tasks?contextId=${contextId}&includeArtifacts=true`, undefined, v03);
+      expect(all.status).toBe(200);
+      expect(all.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(Array.isArray(all.body)).toBe(true);
+      expect(all.body.map((t: { id: string }) => t.id)).toEqual([
+        sleeping.body.task.id,
+        ids[2],
+        ids[1],
+        ids[0],
+      ]);
+      // Each exactly as v0.3's GET v1/tasks/{id} writes it (the v0.3 proto's JSON).
+      for (const task of all.body)
+        expect(task).toEqual((await rest('GET', `/v1/tasks/${task.id}`, undefined, v03)).body);
+      expect(all.body[0].status.state).toBe('TASK_STATE_CANCELLED');
+      expect(all.body[1].artifacts[0].parts[0].file).toMatchObject({ mimeType: 'text/csv' });
+      expect(all.body[1].history[0]).toMatchObject({
+        role: 'ROLE_USER',
+        content: [{ data: { data: { skill: 'export' } } }],
+      });
+      expect(all.headers.get('link')).toBeNull();
+      // The same tasks as v1.0's ListTasks, under the same authorization.
+      const v1 = await rest('GET', `/tasks?contextId=${contextId}`);
+      expect(all.body.map((t: { id: string }) => t.id)).toEqual(
+        v1.body.tasks.map((t: { id: string }) => t.id),
+      );
+      const bare = await fetch(`${base}/v1/tasks`);
+      expect(bare.status).toBe(401);
+      expect(((await bare.json()) as { code: number }).code).toBe(-32050);
+
+      // Paged: the next page is the Link header's.
+      const first = await rest('GET', `/v1/tasks?contextId=${contextId}&pageSize=3`, undefined, v03);
+      expect(first.body.map((t: { id: string }) => t.id)).toEqual([sleeping.body.task.id, ids[2], ids[1]]);
+      expect(first.body[1]).not.toHaveProperty('artifacts');
+      const link = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1] ?? '';
+      expect(link).toMatch(/^\/rest\/v1\/tasks\?.*pageToken=/);
+      const next = await fetch(`${agent.url}${link}`, { headers: agent.credentials });
+      expect(((await next.json()) as { id: string }[]).map((t) => t.id)).toEqual([ids[0]]);
+      expect(next.headers.get('link')).toBeNull();
+
+      // status in v0.3's names, the v0.3 proto's or v1.0's.
+      for (const status of ['canceled', 'TASK_STATE_CANCELLED', 'TASK_STATE_CANCELED']) {
+        const only = await rest('GET', `/v1/tasks?contextId=${contextId}&status=${status}`, undefined, v03);
+        expect(
+          only.body.map((t: { id: string }) => t.id),
+          status,
+        ).toEqual([sleeping.body.task.id]);
+      }
+      const bad = await rest('GET', '/v1/tasks?status=sleepy', undefined, v03);
+      expect(bad.status).toBe(400);
+      expect(bad.body.code).toBe(-32602);
+      expect(bad.body.message).toContain('status must be a task state');
+      const tooMany = await rest('GET', '/v1/tasks?pageSize=1000', undefined, v03);
+      expect(tooMany.status).toBe(400);
+      expect(tooMany.body.code).toBe(-32602);
+    });
+
     it('a blocking v1/message:send returns the finished task with its file artifact', async () => {
       const sent = await rest(
         'POST',

@@ -22,6 +22,7 @@ import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
 import { holdOpen } from './hold.js';
 import { legacyPushConfigBody } from './legacy-push-body.js';
+import { listLegacyTasks } from './legacy-rest-list.js';
 import { problemOf, REST_BODIES } from './params.js';
 import { requestedVersion, versionNotSupported } from './version.js';
 
@@ -104,6 +105,28 @@ export function restRouter(o: RestOptions): express.Router {
     next();
   });
 
+  // v0.3's tasks/list (GET /v1/tasks), which the SDK's v0.3 router lacks: legacy-rest-list.ts.
+  router.get(/^\/v1\/tasks\/?$/, async (req: Request, res: Response, next: NextFunction) => {
+    if (!isLegacy(req)) return next();
+    const state = states.get(req.headers);
+    if (!state) return next(new Error('REST call without request state'));
+    try {
+      const page = await listLegacyTasks(
+        o.handler,
+        req.query as Record<string, unknown>,
+        newCallContext(state, []),
+      );
+      if (page.nextPageToken) {
+        const query = new URLSearchParams(req.query as Record<string, string>);
+        query.set('pageToken', page.nextPageToken);
+        res.set('Link', `<${req.baseUrl}${req.path}?${query}>; rel="next"`);
+      }
+      res.status(200).json(page.tasks);
+    } catch (err) {
+      const status = err instanceof RequestMalformedError ? 400 : 500;
+      res.status(status).json(toLegacyHTTPError(err));
+    }
+  });
   router.use(
     restHandler({
       requestHandler: o.handler,
@@ -174,8 +197,7 @@ const NO_SUCH_ENDPOINT = {
     'the agent card lists every interface',
   legacy:
     `No such v0.3 REST endpoint. v0.3 routes (no A2A-Version header): POST ${REST_PATH}/v1/message:send, ` +
-    `GET ${REST_PATH}/v1/tasks/{id}; v1.0 routes are under ${REST_PATH} with A2A-Version: 1.0 ` +
-    `(GET ${REST_PATH}/tasks lists tasks, which v0.3 cannot)`,
+    `GET ${REST_PATH}/v1/tasks, GET ${REST_PATH}/v1/tasks/{id}; v1.0 routes are under ${REST_PATH} with A2A-Version: 1.0`,
 };
 
 /**
@@ -207,12 +229,13 @@ function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
 /** The AIP-193 status of the HTTP statuses our own refusals answer with. */
 const CANONICAL_STATUS: Record<number, string> = { 403: 'PERMISSION_DENIED', 429: 'RESOURCE_EXHAUSTED' };
 
-/** The routes of the SDK's v0.3 REST router (`:id` stands for one path segment). */
+/** The routes of the SDK's v0.3 REST router (`:id` stands for one path segment), and our tasks/list. */
 const LEGACY_ROUTES: [methods: string[], path: RegExp][] = [
   [['GET', 'HEAD'], /^\/v1\/card\/?$/],
   [['POST'], /^\/v1\/message:(send|stream)\/?$/],
   [['POST'], /^\/v1\/tasks\/[^/]+:cancel\/?$/],
   [['GET', 'HEAD', 'POST'], /^\/v1\/tasks\/[^/]+:subscribe\/?$/],
+  [['GET', 'HEAD'], /^\/v1\/tasks\/?$/],
   [['GET', 'HEAD'], /^\/v1\/tasks\/[^/]+\/?$/],
   [['GET', 'HEAD', 'POST'], /^\/v1\/tasks\/[^/]+\/pushNotificationConfigs\/?$/],
   [['GET', 'HEAD', 'DELETE'], /^\/v1\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+\/?$/],
