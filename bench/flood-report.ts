@@ -198,6 +198,24 @@ export function floodSection(r: Results): string {
       ],
     ],
   );
+  // on a shared machine the rounds differ most by what else ran: each round's ratios beside it
+  const perRound = table(
+    [
+      'round',
+      'other processes CPU: alone / holding / retrying',
+      'create p50 ×',
+      'create p99 ×',
+      'poll p50 ×',
+      'poll p99 ×',
+    ],
+    f.rounds.map((x, i) => [
+      String(i + 1),
+      FLOOD_PHASES.map((phase) => cores(x[phase].otherCpu)).join(' / '),
+      ...(['create', 'poll'] as const).flatMap((what) =>
+        (['p50Ms', 'p99Ms'] as const).map((p) => times(x.flooded[what][p], x.quiet[what][p])),
+      ),
+    ]),
+  );
   const failures = f.rounds
     .flatMap((x) => FLOOD_PHASES.map((phase) => x[phase]))
     .filter((p) => p.failures > 0);
@@ -232,5 +250,9 @@ ${latency}
 ${bounds}
 
 ${machine}
+
+Round by round, the quiet tenant's latency beside the retrying flood over its latency alone:
+
+${perRound}
 ${failures.length ? `\nFailed quiet requests: ${failures.map((p) => `${p.failures} (${p.firstFailure})`).join('; ')}.\n` : ''}`;
 }
