@@ -6,6 +6,7 @@ import {
   artifactTargetsTable,
 } from './artifact-report.js';
 import { fairnessSection } from './fairness-report.js';
+import { floodSection } from './flood-report.js';
 import type { LoadResult } from './load.js';
 import type { Options, Scenario } from './options.js';
 import { postgresNotes } from './postgres-notes.js';
@@ -192,6 +193,9 @@ ${workersMethod(r)}
 ## Fair claims (issue 19)
 
 ${from('fairness')}${fairnessSection(r)}
+## Flood by one key (issue 29)
+
+${from('flood')}${floodSection(r)}
 ## Large artifact (issue 13)
 
 ${from('artifact')}${artifactTargetsTable(r)}

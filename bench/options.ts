@@ -15,6 +15,7 @@ export const SCENARIOS = [
   'e2e',
   'artifact',
   'fairness',
+  'flood',
   'workers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];

@@ -19,6 +19,7 @@ const SECTION_NAMES: Record<Scenario, string> = {
   e2e: 'end to end beside pg-boss',
   artifact: 'large artifact',
   fairness: 'fairness',
+  flood: 'flood by one key',
   workers: 'idle workers',
 };
 

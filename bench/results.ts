@@ -8,6 +8,7 @@ import type { ArtifactKind, ArtifactResult } from './scenarios/artifact.js';
 import type { E2eKind, E2eResult } from './scenarios/e2e.js';
 import type { FairnessResult } from './scenarios/fairness.js';
 import type { FanoutResult } from './scenarios/fanout.js';
+import type { FloodResult } from './scenarios/flood.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
 import type { WorkersKind, WorkersResult } from './scenarios/workers.js';
@@ -55,6 +56,8 @@ export interface Results {
   profiles: ProfileSummary[];
   /** Fair claims under a flood, and the claim rate beside a large queue (docs/scheduling.md). */
   fairness?: FairnessResult[];
+  /** Another tenant's create and poll, alone and beside a flood by one key at every bound (issue 29). */
+  flood?: FloodResult;
   /** Measurements that could not run at all (the server did not start, a profile was not written). */
   errors: { section: string; message: string }[];
 }
@@ -169,6 +172,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     else if (s === 'workers') fresh.workers = saved.workers;
     else if (s === 'artifact') fresh.artifact = saved.artifact;
     else if (s === 'fairness') fresh.fairness = saved.fairness;
+    else if (s === 'flood') fresh.flood = saved.flood;
     else {
       fresh.retained = saved.retained;
       fresh.stores = saved.stores;

@@ -65,12 +65,16 @@ export function call(url: string, body: string, headers: Record<string, string> 
   });
 }
 
-/** Creates `count` tasks, `concurrency` requests at a time; returns their ids in creation order. */
+/**
+ * Creates `count` tasks, `concurrency` requests at a time (as the caller `headers` authenticate);
+ * returns their ids in creation order.
+ */
 export async function createTasks(
   url: string,
   count: number,
   part: object = LONG_JOB,
   concurrency = 32,
+  headers: Record<string, string> = {},
 ): Promise<string[]> {
   const body = sendBody(part);
   const ids: string[] = new Array(count);
@@ -78,7 +82,7 @@ export async function createTasks(
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      const reply = await call(url, body());
+      const reply = await call(url, body(), headers);
       const id = reply.result?.task?.id;
       if (typeof id !== 'string') throw new Error(`SendMessage returned no task: ${JSON.stringify(reply)}`);
       ids[i] = id;

@@ -6,6 +6,8 @@ import {
   medianDownload,
 } from './artifact-report.js';
 import { renderDocument } from './document.js';
+import { REFUSED } from './flood-bounds.js';
+import { type FloodSummary, ratio, summariseFlood } from './flood-report.js';
 import type { LoadResult } from './load.js';
 import { describeMachine } from './machine.js';
 import { type Options, parseOptions } from './options.js';
@@ -38,6 +40,7 @@ import { create, type Load } from './scenarios/create.js';
 import { E2E_KINDS, E2E_LABELS, E2E_POSTGRES, endToEnd } from './scenarios/e2e.js';
 import { fairness } from './scenarios/fairness.js';
 import { fanout } from './scenarios/fanout.js';
+import { DEFAULT_BOUNDS, flood } from './scenarios/flood.js';
 import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
@@ -294,6 +297,50 @@ async function main(): Promise<void> {
               .join('; '),
         );
       }
+    }
+  }
+
+  if (o.scenarios.has('flood')) {
+    // 10,000 creates and 11,000 webhook configs take the flooder some 20 s a round; the smoke run's
+    // bound is smaller so that the whole scenario takes seconds
+    const sizes = o.smoke
+      ? { maxActiveTasks: 300, pushTasks: 20 }
+      : { maxActiveTasks: DEFAULT_BOUNDS.maxActiveTasks, pushTasks: 1000 };
+    log(
+      `flood: one key takes ${sizes.maxActiveTasks} tasks, ${DEFAULT_BOUNDS.maxStreams} streams and ` +
+        `${DEFAULT_BOUNDS.maxPushConfigs} webhooks on each of ${sizes.pushTasks} tasks; another's creates and polls timed beside it`,
+    );
+    const f = await attempt(r, 'flood', 'flood', () =>
+      flood({
+        ...sizes,
+        rounds: o.rounds,
+        perS: 50,
+        warmupS: o.warmupS,
+        durationS: o.durationS,
+        pollTasks: o.pollTasks,
+        retryInFlight: 1,
+        quietWaitS: o.quietWaitS,
+      }),
+    );
+    if (f) {
+      r.flood = f;
+      const s = summariseFlood(f);
+      const line = (what: string, x: FloodSummary['create']) =>
+        (['p50', 'p99'] as const)
+          .map(
+            (p) =>
+              `${what} ${p} ${ms(x.quiet[p])} → ${ms(x.held[p])} → ${ms(x.flooded[p])} ms ${ratio(x.flooded[p], x.quiet[p])}`,
+          )
+          .join(', ');
+      const refused = (x: Record<string, number>, code: string) =>
+        `${x[code] ?? 0} of ${Object.values(x).reduce((a, n) => a + n, 0)}`;
+      log(
+        `flood: the quiet tenant alone → beside the flood holding its bounds → holding and retrying: ${line('create', s.create)}; ${line('poll', s.poll)}`,
+      );
+      log(
+        `flood: the flooder's retries refused: creates ${refused(s.retried.creates, REFUSED.tasks)}, ` +
+          `streams ${refused(s.retried.streams, REFUSED.streams)}, webhook configs ${refused(s.retried.pushConfigs, REFUSED.pushConfigs)}`,
+      );
     }
   }
 

@@ -1,6 +1,8 @@
 import { artifactLoads } from './artifact-report.js';
+import { REFUSED } from './flood-bounds.js';
 import { measuredScenarios, type Results } from './results.js';
 import { ARTIFACT_KINDS } from './scenarios/artifact.js';
+import { FLOOD_PHASES, type FloodResult } from './scenarios/flood.js';
 import { WORKERS_KINDS } from './scenarios/workers.js';
 import { SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 
@@ -58,6 +60,7 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
           (k) => `idle workers has no result for ${SERVER_LABELS[k]}`,
         )
       : []),
+    ...(r.flood ? floodProblems(r.flood) : []),
   ];
   const expected = r.options.scenarios.size;
   const ran = measuredScenarios(r).length;
@@ -67,4 +70,44 @@ export function checkEverythingRan(r: Results, loadKinds: readonly ServerKind[])
     console.error(`smoke run failed:\n  ${[...new Set(broken)].join('\n  ')}`);
     process.exitCode = 1;
   }
+}
+
+/** A flood run must have taken every bound, been refused by each, and left the quiet tenant answered. */
+function floodProblems(f: FloodResult): string[] {
+  const b = f.bounds;
+  return f.rounds.flatMap((x, i) => {
+    const round = `flood round ${i + 1}`;
+    const phases = FLOOD_PHASES.map((name) => [name, x[name]] as const);
+    const built = phases.flatMap(([name, p]) => (p.flood ? [[name, p.flood.built] as const] : []));
+    const retried = x.flooded.flood?.retried;
+    return [
+      ...phases
+        .filter(([, p]) => !p.create.n || !p.poll.n)
+        .map(([name]) => `${round}, ${name}: the quiet tenant's creates or polls got no answer`),
+      ...phases
+        .filter(([, p]) => p.failures > 0)
+        .map(([name, p]) => `${round}, ${name}: ${p.failures} quiet requests failed (${p.firstFailure})`),
+      ...(built.length < 2 ? [`${round}: a flood phase has no flooder report`] : []),
+      ...built
+        .filter(
+          ([, t]) =>
+            t.tasks !== b.maxActiveTasks ||
+            t.streams !== b.maxStreams ||
+            t.pushConfigs !== t.pushTasks * b.maxPushConfigs,
+        )
+        .map(
+          ([name, t]) =>
+            `${round}, ${name}: the flooder took ${t.tasks} tasks, ${t.streams} streams, ${t.pushConfigs} webhooks on ${t.pushTasks} tasks`,
+        ),
+      ...(
+        [
+          ['creates', retried?.creates, REFUSED.tasks],
+          ['streams', retried?.streams, REFUSED.streams],
+          ['webhook configs', retried?.pushConfigs, REFUSED.pushConfigs],
+        ] as const
+      )
+        .filter(([, outcomes, code]) => !outcomes?.[code])
+        .map(([what]) => `${round}: no retry of the flooder's ${what} was refused`),
+    ];
+  });
 }

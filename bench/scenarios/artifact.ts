@@ -1,12 +1,11 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { writeKeysFile } from '../api-keys.js';
 import { type Download, download, PeakMeter } from '../download.js';
 import { type LoadOptions, type LoadResult, measure } from '../load.js';
 import { call, getBody, sendBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch } from '../servers/launch.js';
 import { percentile, sleep } from '../stats.js';
-import { tempPath } from '../temp.js';
 import type { Load } from './create.js';
 
 /** The kinds the large-artifact scenario runs on: one process on each store. */
@@ -87,16 +86,7 @@ const mb = (bytes: number) => bytes / MIB;
  * missing id, and whole and ranged downloads, with the server's RSS sampled all along.
  */
 export async function largeArtifact(kind: ArtifactKind, o: ArtifactOptions): Promise<ArtifactResult> {
-  const owner = newKey();
-  const other = newKey();
-  const keysFile = tempPath(`artifact-keys-${kind}.json`);
-  writeFileSync(
-    keysFile,
-    JSON.stringify([
-      { principal: 'alice', tenant: 'acme', keyHash: keyHash(owner) },
-      { principal: 'mallory', tenant: 'globex', keyHash: keyHash(other) },
-    ]),
-  );
+  const { file: keysFile, headers } = writeKeysFile(`artifact-${kind}`, { alice: 'acme', mallory: 'globex' });
   const server = await launch(kind, {
     env: {
       API_KEYS_FILE: keysFile,
@@ -105,8 +95,7 @@ export async function largeArtifact(kind: ArtifactKind, o: ArtifactOptions): Pro
     },
   });
   try {
-    const asOwner = { Authorization: `Bearer ${owner}` };
-    const asOther = { Authorization: `Bearer ${other}` };
+    const { alice: asOwner, mallory: asOther } = headers;
     const small = await runExport(server.url, asOwner, { rows: 100, chunkRows: o.chunkRows });
     const missingId = randomUUID();
     type Shape = Pick<LoadOptions, 'body' | 'get' | 'headers' | 'expect'>;
@@ -286,7 +275,3 @@ async function lastMib(url: string, headers: Record<string, string>, bytes: numb
     throw new Error(`Range bytes=-${MIB} of ${url}: ${d.status} ${d.contentRange}, ${d.bytes} bytes`);
   return d.seconds * 1000;
 }
-
-const newKey = () => `th_${randomBytes(32).toString('base64url')}`;
-// As taskhandle stores keys (src/auth/api-keys.ts): SHA-256 of the key, never the key itself.
-const keyHash = (key: string) => `sha256:${createHash('sha256').update(key).digest('hex')}`;
