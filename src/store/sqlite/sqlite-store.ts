@@ -141,31 +141,37 @@ export class SqliteStore implements TaskStore {
   }
 
   async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
-    return this.#writes.run(() => {
-      const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
-      if (existing && existing.expires_at > task.createdAt) {
-        return { result: { record: toRecord(existing), events: [] }, created: false };
-      }
-      // The task this message made has expired and waits for the sweeper: the messageId is free again.
-      if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
-      if (task.maxActive !== undefined) {
-        const { n } = this.#q.countActive.get({
-          owner: task.owner,
-          now: task.createdAt,
-          limit: task.maxActive,
-        }) as {
-          n: number;
-        };
-        if (n >= task.maxActive) throw new TooManyTasks(n);
-      }
-      const row = newTaskRow(task);
-      this.#q.insertTask.run(row);
-      this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
-      for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
-      if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
-      const events = this.#insertEvents(row, 1, task.createdAt, task.events);
-      return { result: { record: toRecord(row), events }, created: true };
-    });
+    const made = await this.#writes.run(
+      (): { result: WriteResult; created: boolean } | { refused: number } => {
+        const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
+        if (existing && existing.expires_at > task.createdAt) {
+          return { result: { record: toRecord(existing), events: [] }, created: false };
+        }
+        if (task.maxActive !== undefined) {
+          const { n } = this.#q.countActive.get({
+            owner: task.owner,
+            now: task.createdAt,
+            limit: task.maxActive,
+          }) as {
+            n: number;
+          };
+          // Refused having written nothing, without throwing: a throw would roll back the whole group
+          // commit and run every other caller's write in it again (a flood of refusals slowed them all).
+          if (n >= task.maxActive) return { refused: n };
+        }
+        // The task this message made has expired and waits for the sweeper: the messageId is free again.
+        if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
+        const row = newTaskRow(task);
+        this.#q.insertTask.run(row);
+        this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
+        for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
+        if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
+        const events = this.#insertEvents(row, 1, task.createdAt, task.events);
+        return { result: { record: toRecord(row), events }, created: true };
+      },
+    );
+    if ('refused' in made) throw new TooManyTasks(made.refused);
+    return made;
   }
 
   async findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined> {
