@@ -94,10 +94,10 @@ describe('errors that say what to do', () => {
     });
 
     it('a REST path of no route says where each version’s routes are', async () => {
-      const listV03 = await call('GET', '/rest/v1/tasks');
-      expect(listV03.status).toBe(404);
-      expect(listV03.body.code).toBe(-32601);
-      expect(listV03.body.message).toContain('GET /rest/tasks');
+      const noneV03 = await call('GET', '/rest/v1/nothing-here');
+      expect(noneV03.status).toBe(404);
+      expect(noneV03.body.code).toBe(-32601);
+      expect(noneV03.body.message).toContain('POST /rest/v1/message:send');
       const v1 = await call('GET', '/rest/nothing-here', { headers: { 'A2A-Version': '1.0' } });
       expect(v1.status).toBe(404);
       expect(v1.body.error.message).toContain('POST /rest/message:send');
