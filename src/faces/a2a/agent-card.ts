@@ -254,11 +254,13 @@ export function serveCard(card: () => PublishedCard) {
  */
 function notModified(req: IncomingMessage, etag: string, published: Date): boolean {
   const match = req.headers['if-none-match'];
-  if (match !== undefined)
+  if (match !== undefined) {
+    const ours = etag.replace(/^W\//, '');
     return match.split(',').some((t) => {
       const tag = t.trim().replace(/^W\//, '');
-      return tag === etag || tag === '*';
+      return tag === ours || tag === '*';
     });
+  }
   const since = Date.parse(req.headers['if-modified-since'] ?? '');
   return !Number.isNaN(since) && published.getTime() <= since;
 }
