@@ -210,7 +210,7 @@ const Env = z.object({
     .optional()
     .meta(
       doc(
-        'the webhook signing keys (PostgreSQL: `./data/keys`; the same for every instance)',
+        'the webhook signing keys, and the agent card keys in its `card/` (PostgreSQL: `./data/keys`; the same for every instance)',
         '`keys/` beside the SQLite file',
       ),
     ),
