@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyAgentCardSignature } from '@a2a-js/sdk';
+import { AgentCard, verifyAgentCardSignature } from '@a2a-js/sdk';
 import canonicalize from 'canonicalize';
 import {
   base64url,
@@ -18,6 +18,7 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './cli-run.js';
+import { grpcClient } from './grpc.js';
 import { type Agent, launch, runCli } from './harness.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: cards are inspected freely in tests
@@ -106,6 +107,12 @@ describe('the signed agent card (generated ES256 key)', () => {
     }
   });
 
+  it('the v0.3 REST extended card, which the SDK re-encodes after we answer, goes unsigned rather than with signatures that fail', async () => {
+    const card = await getCard(agent, '/rest/v1/card', agent.credentials);
+    expect(card.skills.map((s: Card) => s.id)).toContain('sleep');
+    expect(card.signatures ?? []).toEqual([]);
+  });
+
   it('the card JWKS is not the webhook JWKS: card keys sign nothing else', async () => {
     const webhook = (await (await fetch(`${agent.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
     const card = await jwksOf(agent);
@@ -177,6 +184,24 @@ describe('the signed agent card (generated ES256 key)', () => {
     expect(await peerVerifies(after)).toEqual([newKid, oldKid]);
     for (const [name, card] of await everyVariant(agent))
       expect((await peerVerifies(card)).sort(), name).toEqual([oldKid, newKid].sort());
+  });
+});
+
+describe('the extended card over gRPC', () => {
+  it('is signed over the fields the v1.0 transports send: its proto-JSON verifies with jose', async () => {
+    const agent = await launch({
+      apiKeys: { alice: 'acme' },
+      env: { GRPC_PORT: '0', EXTENDED_SKILLS: 'sleep' },
+    });
+    try {
+      const client = await grpcClient(agent);
+      // The SDK client asks for the extended card (the public card says there is one) over gRPC.
+      const card = AgentCard.toJSON(await client.getAgentCard()) as Card;
+      expect(card.skills.map((s: Card) => s.id)).toContain('sleep');
+      expect(await peerVerifies(card)).toEqual([(await jwksOf(agent)).keys[0]?.kid]);
+    } finally {
+      await agent.stop();
+    }
   });
 });
 
