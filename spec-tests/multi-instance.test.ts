@@ -235,7 +235,9 @@ describe.skipIf(noPostgres !== undefined)('several instances on one PostgreSQL s
     for (const signer of [a, b, c]) {
       const card = (await (
         await fetch(`${signer.url}/.well-known/agent-card.json`, { headers: V1 })
-      ).json()) as Record<string, any>;
+      ).json()) as Record<string, unknown> & {
+        signatures: { protected: string; signature: string }[];
+      };
       for (const other of [a, b, c]) {
         const keys = (await (
           await fetch(`${other.url}/.well-known/agent-card-jwks.json`)
