@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/error.js';
 import type { Config } from '../config/settings.js';
@@ -161,6 +161,13 @@ async function signerOf(source: KeySource): Promise<{ signer: CardSigner; jwk: J
   const pub: JWK = Object.fromEntries(
     ['kty', 'crv', 'x', 'y', 'n', 'e'].filter((m) => exported[m] !== undefined).map((m) => [m, exported[m]]),
   );
+  // A JWK's `alg` that does not fit its key would fail every signing: refused now, naming it.
+  await new FlattenedSign(new Uint8Array(1))
+    .setProtectedHeader({ alg })
+    .sign(source.key)
+    .catch((err: Error) => {
+      throw new Error(`alg ${alg} does not fit a ${source.key.asymmetricKeyType} key (${err.message})`);
+    });
   const kid = source.kid ?? (await calculateJwkThumbprint(pub));
   return { signer: { kid, alg, key: source.key }, jwk: { ...pub, kid, alg, use: 'sig' } };
 }
