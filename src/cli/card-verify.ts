@@ -7,7 +7,7 @@ const MAX_BYTES = 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
 export interface VerifyInput {
-  /** The card's URL, or the agent's base URL (then its /.well-known/agent-card.json). */
+  /** The card's URL (a `.json` path), or the agent's base URL (then its /.well-known/agent-card.json). */
   url: string;
   /** The A2A-Version the card is fetched with: each version's card is signed on its own. */
   version: string;
@@ -75,7 +75,9 @@ function cardUrlOf(given: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new CliError(EXIT.usage, `not an http(s) URL: ${given}`);
-  if (url.pathname === '/' || url.pathname === '') url.pathname = '/.well-known/agent-card.json';
+  // An agent's base URL (also one mounted under a path, http://host/agent): its card.
+  if (!url.pathname.endsWith('.json'))
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/.well-known/agent-card.json`;
   return url.href;
 }
 
