@@ -571,7 +571,15 @@ function inbox(k: Known): fc.Arbitrary<FuzzRequest> {
 function other(k: Known): fc.Arbitrary<FuzzRequest> {
   const seg = segmentOf(k.taskIds);
   const routes: Route[] = [
-    ['GET', fc.constantFrom('/healthz', '/.well-known/agent-card.json', '/.well-known/jwks.json')],
+    [
+      'GET',
+      fc.constantFrom(
+        '/healthz',
+        '/.well-known/agent-card.json',
+        '/.well-known/jwks.json',
+        '/.well-known/agent-card-jwks.json',
+      ),
+    ],
     ['GET', seg.map((s) => `/${s}`)],
     ['POST', seg.map((s) => `/${s}`), hostile],
     ['GET', fc.constantFrom('/%', '//', '/rest%2Fv1', '/v1%2Fjobs', '/..%2F..%2Fetc', '/?%ZZ')],
