@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { jobTargets } from './job-targets.js';
 import type { ProfileSummary } from './profile.js';
 import {
   type LoadSummary,
@@ -21,7 +22,7 @@ import {
 import { WORKERS_KINDS } from './scenarios/workers.js';
 import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { median } from './stats.js';
-import { evaluateTargets } from './targets.js';
+import { evaluateTargets, type TargetRow } from './targets.js';
 
 /** Markdown tables for the terminal and docs/BENCHMARKS.md. */
 
@@ -247,14 +248,15 @@ export function pushTable(r: Results): string {
 }
 
 /**
- * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's rate in the same
- * run (the target: taskhandle on PostgreSQL at 0.5x or more), and, for the remote-worker rows, to
+ * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's and
+ * graphile-worker's rates in the same run (issue 30's targets: taskhandle on PostgreSQL at 3x and 1.5x), and, for the remote-worker rows, to
  * the same store running the same no-op job in process (the target: within 1.5x).
  */
 export function e2eTable(r: Results): string {
   const perS = (list: readonly E2eResult[] | undefined) =>
     list?.length ? median(list.map((e) => e.perS)) : Number.NaN;
   const boss = perS(r.e2e['pg-boss']);
+  const graphile = perS(r.e2e['graphile-worker']);
   const rows: string[][] = [];
   for (const k of E2E_KINDS) {
     const list = r.e2e[k];
@@ -268,6 +270,7 @@ export function e2eTable(r: Results): string {
       int(rate),
       isRemoteE2e(k) ? x(rate, inProcess) : '-',
       x(rate, boss),
+      x(rate, graphile),
       ms(m((e) => e.p50Ms)),
       ms(m((e) => e.p99Ms)),
       cpu(m((e) => e.serverCpu)),
@@ -283,6 +286,7 @@ export function e2eTable(r: Results): string {
       'completed/s',
       'x same job in process',
       'x pg-boss',
+      'x graphile-worker',
       'create → completed p50 ms',
       'p99 ms',
       'server CPU',
@@ -432,14 +436,14 @@ export function profileSection(p: ProfileSummary, from = ''): string {
   ].join('\n');
 }
 
-export function targetsTable(r: Results): string {
+export const targetsTable = (r: Results): string => targetRows(evaluateTargets(r));
+/** The targets of issue 30: a job's whole life, each beside its floor or anchor. */
+export const jobTargetsTable = (r: Results): string => targetRows(jobTargets(r));
+
+function targetRows(rows: TargetRow[]): string {
   return table(
     ['target', 'measured (medians)', 'result'],
-    evaluateTargets(r).map((t) => [
-      t.target,
-      t.measured,
-      t.verdict === 'NOT MET' ? '**NOT MET**' : t.verdict,
-    ]),
+    rows.map((t) => [t.target, t.measured, t.verdict === 'NOT MET' ? '**NOT MET**' : t.verdict]),
   );
 }
 

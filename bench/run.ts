@@ -16,6 +16,7 @@ import { type ProfileSummary, type ProfileTarget, profileLoad } from './profile.
 import {
   e2eTable,
   fanoutTable,
+  jobTargetsTable,
   loadTable,
   ms,
   pushTable,
@@ -355,6 +356,7 @@ async function main(): Promise<void> {
   keepSaved(r, saved);
   const sections = [
     targetsTable(r),
+    jobTargetsTable(r),
     loadTable(r),
     fanoutTable(r),
     retainedTable(r),
