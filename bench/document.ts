@@ -24,6 +24,7 @@ import {
   retainedTable,
   table,
   targetsTable,
+  timelineTable,
   workersTable,
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
@@ -196,6 +197,18 @@ ${pushNotes(r)}
 
 ${from('e2e')}${e2eTable(r)}
 ${e2eMethod(r)}
+## One job's life (issue 30)
+
+${from('timeline')}${timelineTable(r) || 'Not measured.'}
+
+Jobs run one at a time (${r.options.smoke ? 30 : 1000} timed after ${r.options.smoke ? 5 : 100} untimed), each a \`SendStreamingMessage\` of the end-to-end job
+(\`export\` of one row), so that the create and its stream are one request and every event of the job reaches
+the caller; each event's arrival is timed from the request's start. A step's time is from the previous
+event's arrival to its own: it holds the server's work for it, the durable commit (an fsync on SQLite, a
+PostgreSQL commit) and the event's trip back. Server CPU is read from /proc for the server process (all its
+threads) over the timed jobs, and divided by them: nothing is shared between jobs at one in flight, so this
+is what one job costs alone (at 32 in flight the end-to-end rows share fsyncs, wake-ups and commits).
+
 ## Idle workers (issue 28)
 
 ${from('workers')}${workersTable(r)}

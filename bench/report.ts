@@ -19,6 +19,14 @@ import {
   type E2eResult,
   isRemoteE2e,
 } from './scenarios/e2e.js';
+import {
+  STEP_LABELS,
+  STEPS,
+  type Step,
+  TIMELINE_KINDS,
+  type TimelineKind,
+  type TimelineResult,
+} from './scenarios/timeline.js';
 import { WORKERS_KINDS } from './scenarios/workers.js';
 import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { median } from './stats.js';
@@ -296,6 +304,33 @@ export function e2eTable(r: Results): string {
     ],
     rows,
   );
+}
+
+/**
+ * One job's life, one job at a time: when each step's event reached the caller (medians over rounds
+ * of each round's median), what the step itself took, and the server CPU a job.
+ */
+export function timelineTable(r: Results): string {
+  const kinds = TIMELINE_KINDS.filter((k) => r.timeline?.[k]?.length);
+  if (!kinds.length) return '';
+  const m = (k: TimelineKind, f: (t: TimelineResult) => number) => median((r.timeline[k] ?? []).map(f));
+  const rows = STEPS.map((step, i) => [
+    STEP_LABELS[step],
+    ...kinds.flatMap((k) => {
+      const at = m(k, (t) => t.atMs[step]);
+      const before = i === 0 ? 0 : m(k, (t) => t.atMs[STEPS[i - 1] as Step]);
+      return [ms(at), ms(at - before)];
+    }),
+  ]);
+  rows.push([
+    'p99 of the whole life (to completed)',
+    ...kinds.flatMap((k) => [ms(m(k, (t) => t.p99Ms)), '']),
+  ]);
+  rows.push([
+    'server CPU a job, core-ms (of it in the kernel)',
+    ...kinds.flatMap((k) => [`${ms(m(k, (t) => t.cpuMsPerJob))} (${ms(m(k, (t) => t.systemMsPerJob))})`, '']),
+  ]);
+  return table(['step', ...kinds.flatMap((k) => [`${SERVER_LABELS[k]}: at ms`, 'step ms'])], rows);
 }
 
 /** The remote end-to-end rows as their worker process timed them: medians over rounds. */
