@@ -24,15 +24,23 @@ export interface PageShell {
  */
 export const pageShell =
   (p: PageShell) =>
-  (base: string): string =>
-    `<!doctype html>
+  (base: string): string => {
+    const styles = ['kit.css', ...p.styles].map((s) => `<link rel="stylesheet" href="${base}/${s}">`);
+    const scripts = (p.scripts ?? []).map((s) => `<script src="${base}/${s}" defer></script>`);
+    // What the page's module imports is fetched with it, not once it has come.
+    const preloads = ['kit.js', 'eventsource-parser.js'].map(
+      (s) => `<link rel="modulepreload" href="${base}/${s}">`,
+    );
+    return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${p.title} · taskhandle</title>
 <link rel="icon" href="data:,">
-${['kit.css', ...p.styles].map((s) => `<link rel="stylesheet" href="${base}/${s}">\n`).join('')}${(p.scripts ?? []).map((s) => `<script src="${base}/${s}" defer></script>\n`).join('')}<script type="module" src="${base}/${p.module}"></script>
+${[...styles, ...scripts].join('\n')}
+<script type="module" src="${base}/${p.module}"></script>
+${preloads.join('\n')}
 </head>
 <body>
 <header>
@@ -50,6 +58,7 @@ ${p.views}
 </body>
 </html>
 `;
+  };
 
 /**
  * The sign-in form every page opens with (kit.js reads #sign-in-form): the caller's API key or
