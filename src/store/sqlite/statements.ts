@@ -94,6 +94,9 @@ const SQL = {
   // alone, migration 13), and the running.
   queueAhead: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE state = 'submitted' AND owner = @owner
       AND (queue_at, id) < (@queue_at, @id) AND expires_at > @now LIMIT @cap)`,
+  // A list page's queued tasks' places: the head of the owner's queue, once per page (page-standing.ts).
+  queueHead: `SELECT id FROM tasks WHERE state = 'submitted' AND owner = @owner AND expires_at > @now
+    ORDER BY queue_at, id LIMIT @cap`,
   runningFor: `SELECT coalesce(sum(tenant = @tenant), 0) AS tenant_running,
       coalesce(sum(skill = @skill), 0) AS skill_running, count(*) AS running
     FROM tasks WHERE state = 'working' AND expires_at > @now`,
