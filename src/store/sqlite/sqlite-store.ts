@@ -367,19 +367,21 @@ export class SqliteStore implements TaskStore {
     now: number,
     cap: number,
   ): QueueCounts {
-    const { n } = this.#q.queueAhead.get({
+    const r = this.#q.queueCounts.get({
       owner: task.owner,
       queue_at: task.queueAt,
       id: task.id,
       now,
       cap,
-    }) as { n: number };
-    const r = this.#q.runningFor.get({ tenant: task.tenant, skill: task.skill, now }) as {
-      tenant_running: number;
-      skill_running: number;
-      running: number;
+      tenant: task.tenant,
+      skill: task.skill,
+    }) as { ahead: number; tenant_running: number; skill_running: number; running: number };
+    return {
+      ahead: r.ahead,
+      tenantRunning: r.tenant_running,
+      skillRunning: r.skill_running,
+      running: r.running,
     };
-    return { ahead: n, tenantRunning: r.tenant_running, skillRunning: r.skill_running, running: r.running };
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {
