@@ -131,7 +131,15 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       lastUpdatedAt: ISO,
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
-      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+      // Made queued (the runner takes it next): where it stands, as tasks/get would say then.
+      _meta: {
+        'io.modelcontextprotocol/serverInfo': SERVER_INFO,
+        'taskhandle/queue': {
+          position: expect.any(Number),
+          ahead: expect.any(Number),
+          reason: 'no free slot',
+        },
+      },
     });
     expect((await get(body.result.taskId)).result.taskId).toBe(body.result.taskId);
   });
