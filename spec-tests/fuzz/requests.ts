@@ -366,6 +366,15 @@ function mcpParams(k: Known): Record<string, fc.Arbitrary<unknown>> {
       taskId: field(taskId),
       inputResponses: field(fc.dictionary(fc.constantFrom('ask-1', 'ask-4', 'x'), answer, { maxKeys: 2 })),
     }),
+    'subscriptions/listen': withMeta({
+      notifications: field(
+        shape({
+          taskIds: optional(fc.array(taskId, { maxLength: 3 })),
+          toolsListChanged: optional(fc.constantFrom(true, false, 'yes')),
+          resourceSubscriptions: optional(fc.array(fc.string({ maxLength: 8 }), { maxLength: 2 })),
+        }),
+      ),
+    }),
   };
 }
 

@@ -157,12 +157,15 @@ const statelessOnly =
     throw new RpcRefusal(CODE.methodNotFound, refusal);
   };
 
-/** A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there. */
+/**
+ * A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there,
+ * with HTTP 404, as 2026-07-28 answers any method it does not implement.
+ */
 const handshakeOnly =
   (refusal: string, m: Method): Method =>
   (c) => {
     if (c.revision.kind === 'handshake') return m(c);
-    throw new RpcRefusal(CODE.methodNotFound, refusal);
+    throw new RpcRefusal(CODE.methodNotFound, refusal, undefined, 404);
   };
 
 /**
