@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { isEngineError } from '../../engine/errors.js';
+import type { TaskEvent } from '../../engine/events.js';
 import { SseWriter } from '../http/sse.js';
 import { type Answer, type Call, STREAMED } from './call.js';
 import { acceptsStream } from './follow.js';
 import { pendingInput } from './input-request.js';
 import { CODE, paramsOf, RpcRefusal } from './jsonrpc.js';
-import { listenEventId, type Positions, parseListenEventId } from './listen-id.js';
+import { listenEventId, type Positions, parseListenEventId, shownDigest } from './listen-id.js';
 import { missingTasksExtension, resultMeta } from './revision.js';
 import { extensionTask } from './task-shape.js';
 import { detailedTask } from './tasks.js';
@@ -107,6 +108,9 @@ export async function listen(c: Call): Promise<Answer> {
   }
 }
 
+const changesStatus = (e: TaskEvent): boolean =>
+  e.kind === 'status' || (e.kind === 'progress' && e.progress.message !== undefined);
+
 /** The positions (in `taskIds`) of the caller's own tasks: any other is answered as missing. */
 async function ownTasks(c: Call, taskIds: string[]): Promise<number[]> {
   const found = await Promise.all(
@@ -125,7 +129,7 @@ async function ownTasks(c: Call, taskIds: string[]): Promise<number[]> {
 
 interface Listening {
   taskIds: string[];
-  /** Per task, the log position whose state the client has (advanced as events are taken). */
+  /** Per task, the log position whose state the client has (advanced as events are taken), and its digest. */
   at: Positions;
   eventId: () => string;
   signal: AbortSignal;
@@ -140,27 +144,31 @@ interface Listening {
  */
 async function followTask(c: Call, sse: SseWriter, i: number, l: Listening): Promise<void> {
   const taskId = l.taskIds[i] as string;
-  let shown = '';
   try {
     for await (const item of c.o.engine.stream(c.owner, taskId, {
       until: 'terminal',
-      afterSeq: l.at[i],
+      afterSeq: l.at[i]?.seq,
       signal: l.signal,
       // The listen holds one slot for all its tasks.
       slot: () => {},
     })) {
       const seq = item.kind === 'task' ? item.seq : item.entry.seq;
-      const r = item.kind === 'task' ? item.view.record : await c.o.engine.record(c.owner, taskId);
-      const task = extensionTask(r);
-      const now = JSON.stringify([task.status, task.statusMessage, pendingInput(r)?.key]);
-      if (now === shown) {
-        l.at[i] = seq;
+      const shown = l.at[i]?.shown ?? '';
+      // Only a status, or a progress message (shown as statusMessage), changes what is shown.
+      if (item.kind === 'event' && !changesStatus(item.entry.event)) {
+        l.at[i] = { seq, shown };
         continue;
       }
-      shown = now;
+      const r = item.kind === 'task' ? item.view.record : await c.o.engine.record(c.owner, taskId);
+      const task = extensionTask(r);
+      const now = shownDigest(JSON.stringify([task.status, task.statusMessage, pendingInput(r)?.key]));
+      if (now === shown) {
+        l.at[i] = { seq, shown };
+        continue;
+      }
       const detailed = await detailedTask(c, r);
       const meta = { ...(detailed._meta as object | undefined), [SUBSCRIPTION_ID]: c.id };
-      l.at[i] = seq;
+      l.at[i] = { seq, shown: now };
       sse.send(
         { jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: meta } },
         l.eventId(),
