@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { eventually } from './a2a.js';
+import { eventually, V1 } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { type Agent, launch } from './harness.js';
 import { conforms, SubscriptionsListenResult, TaskStatusNotification } from './mcp-2026-schema.js';
 import { type Json, listen, modern, SUBSCRIPTION_ID } from './mcp-modern.js';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from './postgres.js';
 import type { SseEvent, SseStream } from './sse.js';
+import { type Receiver, startReceiver } from './webhook-receiver.js';
 
 /**
  * `subscriptions/listen` with the Tasks extension's `taskIds` (MCP 2026-07-28, SEP-2663): a
@@ -303,3 +304,47 @@ describe.skipIf(noPostgres !== undefined)(
     });
   },
 );
+
+describe('push configs for MCP callers: registered over A2A, for the same task ids', () => {
+  let agent: Agent;
+  let hook: Receiver;
+  beforeAll(async () => {
+    agent = await launch({
+      apiKeys: { alice: 'acme' },
+      env: { PUSH_ALLOW: '127.0.0.0/8', PUSH_POLL_MS: '50' },
+    });
+    hook = await startReceiver();
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await hook?.close();
+  });
+
+  it('a task made over MCP takes a webhook through CreateTaskPushNotificationConfig, with the same credentials: signed, sent at its end', async () => {
+    const key = agent.keys.alice as string;
+    const created = await modern(
+      agent,
+      'tools/call',
+      { name: 'approval', arguments: { action: 'Hook me' } },
+      { key },
+    );
+    const taskId = created.body.result.taskId as string;
+    // agent.rpc calls as alice too (her X-API-Key): the same owner as the MCP call's Bearer key.
+    const config = await agent.rpc(
+      'CreateTaskPushNotificationConfig',
+      { taskId, url: hook.url('/mcp-hook') },
+      V1,
+    );
+    expect(config.body.result).toMatchObject({ id: 'default', taskId, url: hook.url('/mcp-hook') });
+    await approve(agent, key, taskId);
+    const [done] = await hook
+      .waitFor((all) =>
+        all.some((r) => JSON.parse(r.body).statusUpdate?.status.state === 'TASK_STATE_COMPLETED'),
+      )
+      .then((all) =>
+        all.filter((r) => JSON.parse(r.body).statusUpdate?.status.state === 'TASK_STATE_COMPLETED'),
+      );
+    if (!done) throw new Error('no completed notification');
+    expect(await hook.verify(agent.url, done)).toMatchObject({ taskId });
+  });
+});
