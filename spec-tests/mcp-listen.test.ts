@@ -305,6 +305,27 @@ describe.skipIf(noPostgres !== undefined)(
   },
 );
 
+describe('MCP subscriptions/listen at shutdown', () => {
+  it('ends with the listen’s result, as a server that ends a subscription should: the client may listen again', async () => {
+    const agent = await launch({ apiKeys: { alice: 'acme' } });
+    const key = agent.keys.alice as string;
+    const created = await modern(
+      agent,
+      'tools/call',
+      { name: 'sleep', arguments: { seconds: 600 } },
+      { key },
+    );
+    const { id, stream } = await listen(agent, { taskIds: [created.body.result.taskId] }, { key });
+    await untilStatus(stream, created.body.result.taskId, 'working');
+    const [rest] = await Promise.all([stream.rest(), agent.stop()]);
+    expect(rest.at(-1)?.data).toEqual({
+      jsonrpc: '2.0',
+      id,
+      result: { resultType: 'complete', _meta: expect.objectContaining({ [SUBSCRIPTION_ID]: id }) },
+    });
+  });
+});
+
 describe('push configs for MCP callers: registered over A2A, for the same task ids', () => {
   let agent: Agent;
   let hook: Receiver;
