@@ -388,10 +388,12 @@ function modernHeaders(message: unknown): Record<string, string> {
   if (meta?.['io.modelcontextprotocol/protocolVersion'] !== '2026-07-28' || typeof m?.method !== 'string')
     return {};
   const name = m.params?.taskId ?? m.params?.name;
+  // Only what a header can carry: fetch refuses to send a value with a control character at all.
+  const sendable = (v: unknown): v is string => typeof v === 'string' && /^[\x20-\x7e]*$/.test(v);
   return {
     'MCP-Protocol-Version': '2026-07-28',
-    'Mcp-Method': m.method,
-    ...(typeof name === 'string' && /^[\x20-\x7e]*$/.test(name) ? { 'Mcp-Name': name } : {}),
+    ...(sendable(m.method) ? { 'Mcp-Method': m.method } : {}),
+    ...(sendable(name) ? { 'Mcp-Name': name } : {}),
   };
 }
 
