@@ -5,6 +5,7 @@ import { AgentCard } from '@a2a-js/sdk';
 import { z } from 'zod';
 import { ConfigError } from '../../config/error.js';
 import type { AnySkill } from '../../engine/skill.js';
+import { GENERATION_EXTENSION_CARD_ENTRY } from '../generation.js';
 import { HANDLE_EXTENSION_CARD_ENTRY } from './handle-extension.js';
 import { requestedVersion } from './version.js';
 
@@ -130,7 +131,7 @@ export function publishCard(
       streaming: true,
       pushNotifications: true,
       extendedAgentCard: authenticated,
-      extensions: [HANDLE_EXTENSION_CARD_ENTRY],
+      extensions: [HANDLE_EXTENSION_CARD_ENTRY, GENERATION_EXTENSION_CARD_ENTRY],
     },
     skills: skills.filter((s) => !security.extendedSkills.has(s.id)).map(skillEntry),
     ...securityOf(security),
