@@ -131,7 +131,8 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       lastUpdatedAt: ISO,
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
-      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+      // Its generation (docs/generations.md): the task's log holds its first entries.
+      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO, 'taskhandle/generation': expect.any(Number) },
     });
     expect((await get(body.result.taskId)).result.taskId).toBe(body.result.taskId);
   });
@@ -159,6 +160,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       result: { content: [{ type: 'text', text: 'Slept 3 s' }], isError: false },
       _meta: {
         'taskhandle/progress': { percent: 100 },
+        'taskhandle/generation': expect.any(Number),
         'io.modelcontextprotocol/serverInfo': SERVER_INFO,
       },
     });
