@@ -132,7 +132,10 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
       // Its generation (docs/generations.md): the task's log holds its first entries.
-      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO, 'taskhandle/generation': expect.any(Number) },
+      _meta: {
+        'io.modelcontextprotocol/serverInfo': SERVER_INFO,
+        'taskhandle/generation': expect.any(Number),
+      },
     });
     expect((await get(body.result.taskId)).result.taskId).toBe(body.result.taskId);
   });
