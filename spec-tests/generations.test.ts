@@ -224,6 +224,22 @@ describe.each(STORES)('task generations (%s)', (store, env) => {
   });
 
   run(
+    'v0.3 JSON-RPC: tasks/get shows the generation, long-polls, and tasks/cancel takes the condition',
+    async () => {
+      const task = await waiting();
+      const seen = generationOf(task);
+      const v03 = (method: string, params: Json) => agent.as('alice').rpc(method, params);
+      const polled = await v03('tasks/get', { id: task.id, currentGeneration: seen - 1 });
+      expect(polled.body.result.kind).toBe('task');
+      expect(generationOf(polled.body.result)).toBe(seen);
+      const stale = await v03('tasks/cancel', { id: task.id, ifGenerationMatch: seen - 1 });
+      expect(stale.body.error.code).toBe(-32010);
+      const done = await v03('tasks/cancel', { id: task.id, ifGenerationMatch: seen });
+      expect(done.body.result.status.state).toBe('canceled');
+    },
+  );
+
+  run(
     'a long poll nothing passes is answered at the end of its wait, with the task as it stands',
     async () => {
       const task = await waiting();
