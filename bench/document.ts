@@ -14,6 +14,7 @@ import { commandOf, fromLine, runsOf, runsTable } from './provenance.js';
 import {
   e2eTable,
   fanoutTable,
+  jobTargetsTable,
   loadTable,
   mcpTable,
   ms,
@@ -23,6 +24,7 @@ import {
   retainedTable,
   table,
   targetsTable,
+  timelineTable,
   workersTable,
 } from './report.js';
 import { profileKey, type Results, resultsPath, runOf, summarisePush } from './results.js';
@@ -31,6 +33,7 @@ import {
   E2E_POSTGRES,
   type E2eKind,
   type E2eResult,
+  GRAPHILE_CONCURRENCY,
   PGBOSS_BATCH,
   PGBOSS_WORKERS,
   REMOTE_CONCURRENCY,
@@ -156,6 +159,14 @@ ${artifactMethod(r)}
 
 ${mixed ? "Each target is checked against the numbers of the section it names, from that section's run (see Runs).\n\n" : ''}${targetsTable(r)}
 
+## Targets (issue 30): a job's whole life
+
+Each figure beside its floor or anchor in the same run: the node:http floor of the create section, the
+node:http + SQLite floor, JSON-RPC beside gRPC, pg-boss and graphile-worker beside taskhandle on the same
+database. A pair whose two sections come from different runs is not compared.
+
+${jobTargetsTable(r)}
+
 ## create and poll
 
 ${from('create')}${r.sections.poll !== r.sections.create ? from('poll') : ''}${loadTable(r)}
@@ -182,10 +193,22 @@ Seeding: ${r.stores.map((s) => `${s.kind} ${s.tasks.toLocaleString('en')} tasks 
 
 ${from('push')}${pushTable(r)}
 ${pushNotes(r)}
-## End to end: jobs created, run and collected, beside pg-boss
+## End to end: jobs created, run and collected, beside pg-boss and graphile-worker
 
 ${from('e2e')}${e2eTable(r)}
 ${e2eMethod(r)}
+## One job's life (issue 30)
+
+${from('timeline')}${timelineTable(r) || 'Not measured.'}
+
+Jobs run one at a time (${r.options.smoke ? 30 : 1000} timed after ${r.options.smoke ? 5 : 100} untimed), each a \`SendStreamingMessage\` of the end-to-end job
+(\`export\` of one row), so that the create and its stream are one request and every event of the job reaches
+the caller; each event's arrival is timed from the request's start. A step's time is from the previous
+event's arrival to its own: it holds the server's work for it, the durable commit (an fsync on SQLite, a
+PostgreSQL commit) and the event's trip back. Server CPU is read from /proc for the server process (all its
+threads) over the timed jobs, and divided by them: nothing is shared between jobs at one in flight, so this
+is what one job costs alone (at 32 in flight the end-to-end rows share fsyncs, wake-ups and commits).
+
 ## Idle workers (issue 28)
 
 ${from('workers')}${workersTable(r)}
@@ -256,7 +279,11 @@ reference completes it without work), collected by one \`SubscribeToTask\` read 
 task already terminal, which the stream refuses, is read once with \`GetTask\`). pg-boss has no completion
 stream: \`send()\`, then \`getJobById()\` every ${COLLECT_INTERVAL_MS} ms, from this process, while a worker process runs
 ${PGBOSS_WORKERS} \`work()\` loops that fetch up to ${PGBOSS_BATCH} jobs each at pg-boss's shortest polling interval (0.5 s)
-and complete them at once; pg-boss's \`send\` CPU is this process's, not in its "server CPU". Every
+and complete them at once; pg-boss's \`send\` CPU is this process's, not in its "server CPU". graphile-worker
+is collected the same way (its completed job's row is deleted: \`addJob\` through its WorkerUtils, then a
+read of the row every ${COLLECT_INTERVAL_MS} ms until it is gone), while a worker process runs \`run()\` as its
+performance page configures it (${GRAPHILE_CONCURRENCY} concurrent jobs, pool of ${GRAPHILE_CONCURRENCY + 1}, local queue of 500, no
+completion batching delay), woken by LISTEN/NOTIFY. Every
 PostgreSQL row uses a fresh schema of the same database. The time is from the create's start to the
 moment the completion was seen. "CPU ms per job" is server CPU / completed/s: core-milliseconds per job.${e2eLoad(r)}
 ${

@@ -13,6 +13,7 @@ export const SCENARIOS = [
   'retained',
   'push',
   'e2e',
+  'timeline',
   'artifact',
   'fairness',
   'flood',

@@ -1,5 +1,5 @@
-import { Agent, request } from 'node:http';
-import { RPC_HEADERS } from './rpc.js';
+import { Agent } from 'node:http';
+import { postText } from './rpc.js';
 import { sleep } from './stats.js';
 
 /** What one paced run of requests got. */
@@ -30,28 +30,16 @@ export async function paced(
     out.failures++;
     out.firstFailure ??= why;
   };
-  const one = (): Promise<void> =>
-    new Promise((resolve) => {
-      const sent = performance.now();
-      const req = request(url, { method: 'POST', agent, headers: { ...RPC_HEADERS, ...headers } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          text += d;
-        });
-        res.on('end', () => {
-          if (res.statusCode === 200 && !text.includes('"error"'))
-            out.samplesMs.push(performance.now() - sent);
-          else fail(`${res.statusCode} ${text.slice(0, 200)}`);
-          resolve();
-        });
-      });
-      req.on('error', (err) => {
-        fail(err.message);
-        resolve();
-      });
-      req.end(body());
-    });
+  const one = async (): Promise<void> => {
+    const sent = performance.now();
+    try {
+      const { status, text } = await postText(url, body(), headers, agent);
+      if (status === 200 && !text.includes('"error"')) out.samplesMs.push(performance.now() - sent);
+      else fail(`${status} ${text.slice(0, 200)}`);
+    } catch (err) {
+      fail((err as Error).message);
+    }
+  };
   const sent: Promise<void>[] = [];
   const start = performance.now();
   const count = Math.round(perS * durationS);

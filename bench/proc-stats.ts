@@ -16,13 +16,19 @@ export function rssBytes(pid: number): number {
 
 /** User + system CPU seconds the process has used so far. */
 export function cpuSeconds(pid: number): number {
+  const t = cpuTimes(pid);
+  return t.user + t.system;
+}
+
+/** CPU seconds of a process (all its threads), in user space and in the kernel on its behalf. */
+export function cpuTimes(pid: number): { user: number; system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 

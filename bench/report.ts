@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { jobTargets } from './job-targets.js';
 import type { ProfileSummary } from './profile.js';
 import {
   type LoadSummary,
@@ -18,10 +19,18 @@ import {
   type E2eResult,
   isRemoteE2e,
 } from './scenarios/e2e.js';
+import {
+  STEP_LABELS,
+  STEPS,
+  type Step,
+  TIMELINE_KINDS,
+  type TimelineKind,
+  type TimelineResult,
+} from './scenarios/timeline.js';
 import { WORKERS_KINDS } from './scenarios/workers.js';
 import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
 import { median } from './stats.js';
-import { evaluateTargets } from './targets.js';
+import { evaluateTargets, type TargetRow } from './targets.js';
 
 /** Markdown tables for the terminal and docs/BENCHMARKS.md. */
 
@@ -247,14 +256,15 @@ export function pushTable(r: Results): string {
 }
 
 /**
- * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's rate in the same
- * run (the target: taskhandle on PostgreSQL at 0.5x or more), and, for the remote-worker rows, to
+ * Jobs created, run and collected: medians over rounds; the ratios are to pg-boss's and
+ * graphile-worker's rates in the same run (issue 30's targets: taskhandle on PostgreSQL at 3x and 1.5x), and, for the remote-worker rows, to
  * the same store running the same no-op job in process (the target: within 1.5x).
  */
 export function e2eTable(r: Results): string {
   const perS = (list: readonly E2eResult[] | undefined) =>
     list?.length ? median(list.map((e) => e.perS)) : Number.NaN;
   const boss = perS(r.e2e['pg-boss']);
+  const graphile = perS(r.e2e['graphile-worker']);
   const rows: string[][] = [];
   for (const k of E2E_KINDS) {
     const list = r.e2e[k];
@@ -268,6 +278,7 @@ export function e2eTable(r: Results): string {
       int(rate),
       isRemoteE2e(k) ? x(rate, inProcess) : '-',
       x(rate, boss),
+      x(rate, graphile),
       ms(m((e) => e.p50Ms)),
       ms(m((e) => e.p99Ms)),
       cpu(m((e) => e.serverCpu)),
@@ -283,6 +294,7 @@ export function e2eTable(r: Results): string {
       'completed/s',
       'x same job in process',
       'x pg-boss',
+      'x graphile-worker',
       'create → completed p50 ms',
       'p99 ms',
       'server CPU',
@@ -292,6 +304,33 @@ export function e2eTable(r: Results): string {
     ],
     rows,
   );
+}
+
+/**
+ * One job's life, one job at a time: when each step's event reached the caller (medians over rounds
+ * of each round's median), what the step itself took, and the server CPU a job.
+ */
+export function timelineTable(r: Results): string {
+  const kinds = TIMELINE_KINDS.filter((k) => r.timeline?.[k]?.length);
+  if (!kinds.length) return '';
+  const m = (k: TimelineKind, f: (t: TimelineResult) => number) => median((r.timeline[k] ?? []).map(f));
+  const rows = STEPS.map((step, i) => [
+    STEP_LABELS[step],
+    ...kinds.flatMap((k) => {
+      const at = m(k, (t) => t.atMs[step]);
+      const before = i === 0 ? 0 : m(k, (t) => t.atMs[STEPS[i - 1] as Step]);
+      return [ms(at), ms(at - before)];
+    }),
+  ]);
+  rows.push([
+    'p99 of the whole life (to completed)',
+    ...kinds.flatMap((k) => [ms(m(k, (t) => t.p99Ms)), '']),
+  ]);
+  rows.push([
+    'server CPU a job, core-ms (of it in the kernel)',
+    ...kinds.flatMap((k) => [`${ms(m(k, (t) => t.cpuMsPerJob))} (${ms(m(k, (t) => t.systemMsPerJob))})`, '']),
+  ]);
+  return table(['step', ...kinds.flatMap((k) => [`${SERVER_LABELS[k]}: at ms`, 'step ms'])], rows);
 }
 
 /** The remote end-to-end rows as their worker process timed them: medians over rounds. */
@@ -432,14 +471,14 @@ export function profileSection(p: ProfileSummary, from = ''): string {
   ].join('\n');
 }
 
-export function targetsTable(r: Results): string {
+export const targetsTable = (r: Results): string => targetRows(evaluateTargets(r));
+/** The targets of issue 30: a job's whole life, each beside its floor or anchor. */
+export const jobTargetsTable = (r: Results): string => targetRows(jobTargets(r));
+
+function targetRows(rows: TargetRow[]): string {
   return table(
     ['target', 'measured (medians)', 'result'],
-    evaluateTargets(r).map((t) => [
-      t.target,
-      t.measured,
-      t.verdict === 'NOT MET' ? '**NOT MET**' : t.verdict,
-    ]),
+    rows.map((t) => [t.target, t.measured, t.verdict === 'NOT MET' ? '**NOT MET**' : t.verdict]),
   );
 }
 

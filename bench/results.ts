@@ -11,6 +11,7 @@ import type { FanoutResult } from './scenarios/fanout.js';
 import type { FloodResult } from './scenarios/flood.js';
 import type { PushResult } from './scenarios/push.js';
 import type { SeededStore } from './scenarios/retained.js';
+import type { TimelineKind, TimelineResult } from './scenarios/timeline.js';
 import type { WorkersKind, WorkersResult } from './scenarios/workers.js';
 import type { StoreKind } from './seed/templates.js';
 import type { ServerKind } from './servers/kinds.js';
@@ -49,6 +50,8 @@ export interface Results {
    * process, or by a remote worker) and on pg-boss.
    */
   e2e: Partial<Record<E2eKind, E2eResult[]>>;
+  /** One job at a time, each step timed (issue 30), round by round. */
+  timeline: Partial<Record<TimelineKind, TimelineResult[]>>;
   /** Idle workers long-polling (docs/workers.md), round by round, on taskhandle and on the floor. */
   workers: Partial<Record<WorkersKind, WorkersResult[]>>;
   /** The large-artifact scenario, once per store (its rounds are inside). */
@@ -84,6 +87,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   retained: [],
   push: {},
   e2e: {},
+  timeline: {},
   workers: {},
   artifact: {},
   profiles: [],
@@ -113,6 +117,7 @@ export function loadResults(path: string): Results {
   // results saved before the push scenario existed
   r.push ??= {};
   r.e2e ??= {}; // results saved before the e2e scenario existed
+  r.timeline ??= {};
   r.workers ??= {}; // results saved before the workers scenario existed
   r.artifact ??= {};
   // results saved before runs and structured errors: one run made every section
@@ -169,6 +174,7 @@ export function keepUnmeasured(fresh: Results, saved: Results): string[] {
     else if (s === 'fanout') fresh.fanout = saved.fanout;
     else if (s === 'push') fresh.push = saved.push;
     else if (s === 'e2e') fresh.e2e = saved.e2e;
+    else if (s === 'timeline') fresh.timeline = saved.timeline;
     else if (s === 'workers') fresh.workers = saved.workers;
     else if (s === 'artifact') fresh.artifact = saved.artifact;
     else if (s === 'fairness') fresh.fairness = saved.fairness;

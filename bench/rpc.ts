@@ -40,29 +40,42 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 // biome-ignore lint/suspicious/noExplicitAny: replies are read loosely, checked where used
 export type RpcReply = { result?: any; error?: { code: number; message: string } };
 
-/** One JSON-RPC call (`headers`: credentials, say); rejects on an HTTP or JSON-RPC error. */
-export function call(url: string, body: string, headers: Record<string, string> = {}): Promise<RpcReply> {
+/** One JSON-RPC POST, its answer read whole as text; rejects on a connection error only. */
+export function postText(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+  via: Agent = agent,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...RPC_HEADERS, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        text += d;
-      });
-      res.on('end', () => {
-        try {
-          const reply = JSON.parse(text) as RpcReply;
-          if (res.statusCode !== 200 || reply.error)
-            reject(new Error(`${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(reply);
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: via, headers: { ...RPC_HEADERS, ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** One JSON-RPC call (`headers`: credentials, say); rejects on an HTTP or JSON-RPC error. */
+export async function call(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<RpcReply> {
+  const { status, text } = await postText(url, body, headers);
+  const reply = JSON.parse(text) as RpcReply;
+  if (status !== 200 || reply.error) throw new Error(`${status} ${text.slice(0, 300)}`);
+  return reply;
 }
 
 /**

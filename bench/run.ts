@@ -16,11 +16,13 @@ import { type ProfileSummary, type ProfileTarget, profileLoad } from './profile.
 import {
   e2eTable,
   fanoutTable,
+  jobTargetsTable,
   loadTable,
   ms,
   pushTable,
   retainedTable,
   targetsTable,
+  timelineTable,
   workersTable,
   writeReport,
 } from './report.js';
@@ -45,6 +47,7 @@ import { mcp } from './scenarios/mcp.js';
 import { poll, roundRobin } from './scenarios/poll.js';
 import { PUSH_KINDS, push } from './scenarios/push.js';
 import { retained, type SeededStore, seedStores } from './scenarios/retained.js';
+import { TIMELINE_KINDS, timeline } from './scenarios/timeline.js';
 import { idleWorkers, WORKERS_KINDS } from './scenarios/workers.js';
 import { copyDb } from './seed/files.js';
 import { isPostgres, POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './servers/kinds.js';
@@ -176,6 +179,22 @@ async function main(): Promise<void> {
             `all after ${Number.isFinite(p.allDeliveredS) ? `${p.allDeliveredS.toFixed(1)} s` : 'never'} ` +
             `(creates ${p.createS.toFixed(1)} s), server CPU ${p.serverCpu.toFixed(2)}, client ELU ${p.clientElu.toFixed(2)}, other CPU ${p.otherCpu.toFixed(2)}` +
             (p.error ? ` (${p.error})` : ''),
+        );
+      }
+    if (o.scenarios.has('timeline'))
+      for (const k of rotate(
+        TIMELINE_KINDS.filter((x) => withPostgres || x !== 'taskhandle-pg'),
+        round,
+      )) {
+        const t = await attempt(r, 'timeline', `${tag} timeline ${k}`, () =>
+          timeline(k, { jobs: o.smoke ? 30 : 1000, warmup: o.smoke ? 5 : 100 }),
+        );
+        if (!t) continue;
+        r.timeline[k] = [...(r.timeline[k] ?? []), t];
+        log(
+          `${tag} timeline ${k}: ${t.jobs} jobs one at a time, completed after ${ms(t.atMs.completed)} ms (p50), ` +
+            `p99 ${ms(t.p99Ms)} ms, server CPU ${ms(t.cpuMsPerJob)} ms a job` +
+            (t.error ? ` (${t.error})` : ''),
         );
       }
     if (o.scenarios.has('e2e'))
@@ -355,11 +374,13 @@ async function main(): Promise<void> {
   keepSaved(r, saved);
   const sections = [
     targetsTable(r),
+    jobTargetsTable(r),
     loadTable(r),
     fanoutTable(r),
     retainedTable(r),
     pushTable(r),
     e2eTable(r),
+    timelineTable(r),
     workersTable(r),
     artifactTargetsTable(r),
     artifactTable(r),

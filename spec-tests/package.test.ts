@@ -106,6 +106,8 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
       'README.md',
       'src/faces/inbox/assets/inbox.js',
       'src/faces/console/assets/console.js',
+      'src/faces/browser/assets/kit.js',
+      'src/faces/browser/assets/kit.css',
     ])
       expect(files, `the tarball lacks ${needed}; it holds:\n${files.join('\n')}`).toContain(needed);
   });
@@ -228,7 +230,14 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
 
     it("the browser pages' assets are served from the installed package", async () => {
       const { url } = server(name);
-      for (const asset of ['/inbox/inbox.js', '/console/console.js', '/console/uplot.js'])
+      for (const asset of [
+        '/inbox/inbox.js',
+        '/console/console.js',
+        '/console/uplot.js',
+        '/inbox/kit.js',
+        '/console/kit.css',
+        '/console/states.js',
+      ])
         expect((await fetch(`${url}${asset}`)).status, asset).toBe(200);
     });
   });

@@ -4,6 +4,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as wait } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
+import { makeWorkerUtils } from 'graphile-worker';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { dropSchema, freshSchema } from '../postgres.js';
 import { cpuSeconds, machineBusySeconds, waitForQuiet } from '../proc-stats.js';
@@ -22,7 +24,7 @@ import {
 import { percentile } from '../stats.js';
 import { INSTANT_EXPORT } from './push.js';
 
-/** The A2A servers of the end-to-end scenario, and pg-boss beside them. */
+/** The A2A servers of the end-to-end scenario, and pg-boss and graphile-worker beside them. */
 export const E2E_SERVERS = [
   'sdk-memory',
   'taskhandle',
@@ -55,6 +57,7 @@ export const E2E_KINDS = [
   'taskhandle-pg-local',
   'taskhandle-pg-remote',
   'pg-boss',
+  'graphile-worker',
 ] as const;
 export type E2eKind = (typeof E2E_KINDS)[number];
 /** The kinds that need PostgreSQL (skipped where none answers). */
@@ -63,7 +66,12 @@ export const E2E_POSTGRES: readonly E2eKind[] = [
   'taskhandle-pg-local',
   'taskhandle-pg-remote',
   'pg-boss',
+  'graphile-worker',
 ];
+/** The PostgreSQL job queues measured beside taskhandle: no A2A, their own client library. */
+const QUEUES = ['pg-boss', 'graphile-worker'] as const;
+type QueueKind = (typeof QUEUES)[number];
+
 export const isRemoteE2e = (k: E2eKind): k is E2eRemoteKind => Object.hasOwn(E2E_REMOTE, k);
 const isLocalE2e = (k: E2eKind): k is E2eLocalKind => Object.hasOwn(E2E_LOCAL, k);
 
@@ -76,6 +84,7 @@ export const E2E_LABELS: Record<E2eKind, string> = {
   'taskhandle-pg-local': '(c) taskhandle, PostgreSQL, 1 instance, no-op job in process',
   'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, no-op job on a remote worker',
   'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
+  'graphile-worker': '(d) graphile-worker 0.17.3, PostgreSQL',
 };
 
 /** What each one promises once it has acknowledged a job, shown beside its numbers. */
@@ -91,6 +100,8 @@ export const E2E_DURABILITY: Record<E2eKind, string> = {
   'taskhandle-pg-remote':
     "as (c) PostgreSQL: the claim (the lease) and the worker's complete are committed before they are answered",
   'pg-boss': 'each send and completion committed in PostgreSQL (synchronous_commit on)',
+  'graphile-worker':
+    'each addJob and completion committed in PostgreSQL (synchronous_commit on); a completed job is deleted',
 };
 
 /** The remote kinds' worker process: jobs it runs at once (runWorker's concurrency). */
@@ -101,6 +112,8 @@ export const COLLECT_INTERVAL_MS = 5;
 /** pg-boss's worker: work() loops, jobs fetched per poll (its polling interval: 0.5 s, its minimum). */
 export const PGBOSS_WORKERS = 4;
 export const PGBOSS_BATCH = 32;
+/** graphile-worker's worker: jobs at once, as its performance page configures it (concurrentJobs 24). */
+export const GRAPHILE_CONCURRENCY = 24;
 
 export interface E2eOptions {
   jobs: number;
@@ -180,7 +193,12 @@ interface Jobs {
  * over A2A, with a job of the remote skill, which a worker process claims and completes.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
-  const jobs = kind === 'pg-boss' ? await pgBossJobs() : await a2aJobs(kind, o);
+  const jobs =
+    kind === 'pg-boss'
+      ? await pgBossJobs()
+      : kind === 'graphile-worker'
+        ? await graphileJobs()
+        : await a2aJobs(kind, o);
   let result: E2eResult;
   try {
     if (o.quietWaitS > 0) await waitForQuiet(o.quietWaitS, () => jobs.cpuSeconds(), 0.3);
@@ -252,7 +270,7 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
   return result;
 }
 
-async function a2aJobs(kind: Exclude<E2eKind, 'pg-boss'>, o: E2eOptions): Promise<Jobs> {
+async function a2aJobs(kind: Exclude<E2eKind, QueueKind>, o: E2eOptions): Promise<Jobs> {
   const v = o.variant ?? {};
   const nodeArgs = v.serverNodeArgs ?? [];
   if (!isRemoteE2e(kind) && !isLocalE2e(kind))
@@ -345,42 +363,60 @@ function terminalState(url: string, taskId: string): Promise<string | undefined>
 }
 
 const PGBOSS_WORKER = fileURLToPath(new URL('../servers/pgboss-worker.js', import.meta.url));
+const GRAPHILE_WORKER = fileURLToPath(new URL('../servers/graphile-worker.js', import.meta.url));
 
-async function pgBossJobs(): Promise<Jobs> {
-  const url = configuredPostgres();
-  if (!url) throw new Error('pg-boss: no PostgreSQL configured for this run');
-  const schema = freshSchema();
-  const queue = 'e2e';
-  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: 32 });
-  boss.on('error', () => {});
-  await boss.start();
-  await boss.createQueue(queue);
-  const worker = spawn(
-    process.execPath,
-    [
-      PGBOSS_WORKER,
-      '--url',
-      url,
-      '--schema',
-      schema,
-      '--queue',
-      queue,
-      '--workers',
-      String(PGBOSS_WORKERS),
-      '--batch',
-      String(PGBOSS_BATCH),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+/** A queue's worker process (bench/servers/*-worker.js), once it has printed `ready`. */
+interface QueueWorker {
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+async function startQueueWorker(script: string, args: string[]): Promise<QueueWorker> {
+  const worker = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const lines = createInterface({ input: worker.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
       if (line === 'ready') resolve();
     });
-    void exited.then(() => reject(new Error('the pg-boss worker exited before it was ready')));
+    void exited.then(() => reject(new Error(`${script}: the worker exited before it was ready`)));
   });
   const pid = worker.pid as number;
+  return {
+    cpuSeconds: () => cpuSeconds(pid),
+    async stop() {
+      worker.kill('SIGTERM');
+      await Promise.race([exited, wait(5000).then(() => worker.kill('SIGKILL'))]);
+    },
+  };
+}
+
+function postgresOrThrow(kind: QueueKind): string {
+  const url = configuredPostgres();
+  if (!url) throw new Error(`${kind}: no PostgreSQL configured for this run`);
+  return url;
+}
+
+async function pgBossJobs(): Promise<Jobs> {
+  const url = postgresOrThrow('pg-boss');
+  const schema = freshSchema();
+  const queue = 'e2e';
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: 32 });
+  boss.on('error', () => {});
+  await boss.start();
+  await boss.createQueue(queue);
+  const worker = await startQueueWorker(PGBOSS_WORKER, [
+    '--url',
+    url,
+    '--schema',
+    schema,
+    '--queue',
+    queue,
+    '--workers',
+    String(PGBOSS_WORKERS),
+    '--batch',
+    String(PGBOSS_BATCH),
+  ]);
   return {
     async create() {
       const id = await boss.send(queue, {});
@@ -394,11 +430,54 @@ async function pgBossJobs(): Promise<Jobs> {
         throw new Error(`the job ended ${job.state}`);
       return false;
     },
-    cpuSeconds: () => cpuSeconds(pid),
+    cpuSeconds: () => worker.cpuSeconds(),
     async stop() {
-      worker.kill('SIGTERM');
-      await Promise.race([exited, wait(5000).then(() => worker.kill('SIGKILL'))]);
+      await worker.stop();
       await boss.stop({ graceful: false, wait: true });
+      await dropSchema(url, schema);
+    },
+  };
+}
+
+/**
+ * graphile-worker: `addJob` through its WorkerUtils (its migrations run first), then, as for
+ * pg-boss, a read every COLLECT_INTERVAL_MS until the job is done. graphile-worker keeps no completed
+ * jobs (a completed job's row is deleted), so done = its row is gone; a row with an error is a failure.
+ */
+async function graphileJobs(): Promise<Jobs> {
+  const url = postgresOrThrow('graphile-worker');
+  const schema = freshSchema();
+  const task = 'e2e';
+  const utils = await makeWorkerUtils({ connectionString: url, schema, maxPoolSize: 32 });
+  await utils.migrate();
+  const reads = new pg.Pool({ connectionString: url, max: 32 });
+  const worker = await startQueueWorker(GRAPHILE_WORKER, [
+    '--url',
+    url,
+    '--schema',
+    schema,
+    '--task',
+    task,
+    '--concurrency',
+    String(GRAPHILE_CONCURRENCY),
+  ]);
+  const jobRow = `SELECT last_error FROM "${schema}"._private_jobs WHERE id = $1`;
+  return {
+    async create() {
+      const job = await utils.addJob(task, {}, { maxAttempts: 1 });
+      return String(job.id);
+    },
+    async done(id) {
+      const { rows } = await reads.query<{ last_error: string | null }>(jobRow, [id]);
+      if (!rows.length) return true;
+      if (rows[0]?.last_error) throw new Error(`the job failed: ${rows[0].last_error}`);
+      return false;
+    },
+    cpuSeconds: () => worker.cpuSeconds(),
+    async stop() {
+      await worker.stop();
+      await reads.end();
+      await utils.release();
       await dropSchema(url, schema);
     },
   };

@@ -1,32 +1,16 @@
-import { signInSection } from '../http/browser-page.js';
+import { pageShell } from '../browser/shell.js';
 
-/**
- * The console page: static HTML (no data in it; the script fetches and renders with textContent).
- * Its scripts and styles are files of the same origin, as the Content-Security-Policy requires.
- */
-export const CONSOLE_PAGE = (base: string): string => `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Operator console · taskhandle</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${base}/uplot.css">
-<link rel="stylesheet" href="${base}/console.css">
-<script src="${base}/uplot.js" defer></script>
-<script type="module" src="${base}/console.js"></script>
-</head>
-<body>
-<header>
-  <h1><a href="#" id="home">Operator console</a></h1>
-  <p id="who" hidden></p>
-  <button type="button" id="sign-out" hidden>Sign out</button>
-</header>
-<main>
-  <p id="status" role="status" aria-live="polite">Loading the console…</p>
-  <button type="button" id="retry" hidden>Try again</button>
-${signInSection("Use the credentials you call the agent's API with; an operator's (OPERATORS). They are kept in this tab only.")}
-  <section id="overview" aria-labelledby="tasks-title" hidden>
+/** The console page: the kit's shell, with the console's styles, uPlot, and its views. */
+export const CONSOLE_PAGE = pageShell({
+  name: 'console',
+  title: 'Operator console',
+  heading: '<a href="#" id="home">Operator console</a>',
+  signInNote:
+    "Use the credentials you call the agent's API with; an operator's (OPERATORS). They are kept in this tab only.",
+  styles: ['uplot.css', 'console.css'],
+  scripts: ['uplot.js'],
+  module: 'console.js',
+  views: `  <section id="overview" aria-labelledby="tasks-title" hidden>
     <h2 id="charts-title">The last hour</h2>
     <div id="charts" class="charts" aria-describedby="charts-note"></div>
     <p id="charts-note" class="meta"></p>
@@ -68,9 +52,5 @@ ${signInSection("Use the credentials you call the agent's API with; an operator'
     <table id="outbox-table"><thead><tr><th scope="col">Webhook</th><th scope="col">Event</th><th scope="col">Attempts</th><th scope="col">Next attempt / dead since</th><th scope="col">Last error</th><th scope="col">Action</th></tr></thead><tbody id="outbox"></tbody></table>
     <h4>Attempts (newest first)</h4>
     <table id="attempts-table"><thead><tr><th scope="col">Time</th><th scope="col">Webhook</th><th scope="col">Event</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Outcome</th><th scope="col">Took</th><th scope="col">Error</th></tr></thead><tbody id="attempts"></tbody></table>
-  </section>
-</main>
-<noscript><p>The console needs JavaScript: it signs in with your API credentials, which are never sent as cookies.</p></noscript>
-</body>
-</html>
-`;
+  </section>`,
+});

@@ -1,14 +1,15 @@
 import express from 'express';
 import type { Engine } from '../../engine/engine.js';
 import type { Audit } from '../audit.js';
+import { pageStream } from '../browser/changes.js';
+import { ownAssets, packageAsset, pageRouter } from '../browser/page-router.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
-import { eventSourceParser, ownAssets, packageAsset, pageRouter } from '../http/browser-page.js';
 import { admitted, bodyless, bodyProblem, principalOf, problem } from '../http/problem.js';
 import { type Handler, Refused, route } from '../http/route.js';
 import { sendArtifact } from '../jobs/artifact-download.js';
 import { grantOf, operatorsOnly } from './access.js';
-import { consoleStream } from './events.js';
+import { consoleChanges } from './events.js';
 import { CONSOLE_PAGE } from './page.js';
 import { parseListQuery } from './query.js';
 import { listItem, taskPage } from './views.js';
@@ -48,7 +49,6 @@ export function consoleRouter(o: ConsoleOptions): express.Router {
     // The minified classic build (~50 KB): it defines the global uPlot the charts module uses.
     'uplot.js': packageAsset('uplot', 'uPlot.iife.min.js', 'text/javascript'),
     'uplot.css': packageAsset('uplot', 'uPlot.min.css', 'text/css'),
-    'eventsource-parser.js': eventSourceParser(),
   });
 
   const api = express.Router();
@@ -144,16 +144,21 @@ export function consoleRouter(o: ConsoleOptions): express.Router {
     const task = typeof req.query.task === 'string' && req.query.task !== '' ? req.query.task : undefined;
     // A task page's stream: 404 before it opens for a task that does not exist.
     if (task !== undefined) await o.engine.operatorTask(grant, task);
-    consoleStream(res, {
-      // One of the operator's streams (MAX_STREAMS); a task page's log follow is another.
-      onStatus: (listener) => o.engine.watchStatus(`operator:${grant.operator}`, listener),
-      follow:
-        task === undefined
-          ? undefined
-          : (signal) => o.engine.operatorStream(grant, task, { until: 'terminal', signal }),
-      keepAliveMs: o.keepAliveMs,
-      shutdown: o.shutdown,
-    });
+    // A task page also hears its log grow (progress and artifacts change no state).
+    const follow =
+      task === undefined
+        ? undefined
+        : (signal: AbortSignal) => o.engine.operatorStream(grant, task, { until: 'terminal', signal });
+    pageStream(
+      res,
+      {
+        // One of the operator's streams (MAX_STREAMS); a task page's log follow is another.
+        onStatus: (listener) => o.engine.watchStatus(`operator:${grant.operator}`, listener),
+        keepAliveMs: o.keepAliveMs,
+        shutdown: o.shutdown,
+      },
+      consoleChanges(follow),
+    );
   });
 
   api.use((_req, res) => problem(res, 404, 'No such console endpoint'));

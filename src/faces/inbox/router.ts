@@ -6,11 +6,12 @@ import { isEngineError } from '../../engine/errors.js';
 import type { Part } from '../../engine/task.js';
 import { answerTask } from '../answer.js';
 import type { Audit } from '../audit.js';
+import { pageStream } from '../browser/changes.js';
+import { ownAssets, pageRouter } from '../browser/page-router.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
-import { eventSourceParser, ownAssets, pageRouter } from '../http/browser-page.js';
 import { admitted, bodyless, bodyProblem, principalOf, problem, STATUS_OF } from '../http/problem.js';
-import { changeStream } from './events.js';
+import { waitingChanges } from './events.js';
 import { INBOX_PAGE } from './page.js';
 import { toWaitingItem } from './waiting.js';
 
@@ -42,10 +43,10 @@ const Answer = z.union([
  *   app.use(INBOX_PATH, inboxRouter({ engine, admit, audit, maxBodyBytes, maxJsonDepth, keepAliveMs, shutdown }));
  */
 export function inboxRouter(o: InboxOptions): express.Router {
-  const router = pageRouter(INBOX_PAGE, {
-    ...ownAssets('inbox', { 'inbox.js': 'text/javascript', 'inbox.css': 'text/css' }),
-    'eventsource-parser.js': eventSourceParser(),
-  });
+  const router = pageRouter(
+    INBOX_PAGE,
+    ownAssets('inbox', { 'inbox.js': 'text/javascript', 'inbox.css': 'text/css' }),
+  );
 
   const api = express.Router();
   api.use(admitted(o.admit), bodyless(o.maxBodyBytes));
@@ -99,13 +100,18 @@ export function inboxRouter(o: InboxOptions): express.Router {
   api.get('/events', (_req, res) => {
     const principal = principalOf(res);
     try {
-      changeStream(res, {
-        // One of the caller's streams (MAX_STREAMS): each looks at the store again on changes.
-        onStatus: (listener) => o.engine.watchStatus(ownerKey(principal), listener),
-        snapshot: async () => (await waiting(principal)).map((r) => `${r.id}@${r.updatedAt}`).join(','),
-        keepAliveMs: o.keepAliveMs,
-        shutdown: o.shutdown,
-      });
+      const snapshot = async () => (await waiting(principal)).map((r) => `${r.id}@${r.updatedAt}`).join(',');
+      pageStream(
+        res,
+        {
+          // One of the caller's streams (MAX_STREAMS): each looks at the store again on changes.
+          onStatus: (listener) => o.engine.watchStatus(ownerKey(principal), listener),
+          keepAliveMs: o.keepAliveMs,
+          shutdown: o.shutdown,
+          lookAtKeepAlive: true,
+        },
+        waitingChanges(snapshot),
+      );
     } catch (err) {
       if (!isEngineError(err)) throw err;
       problem(res, STATUS_OF[err.code], err.message);

@@ -1,28 +1,11 @@
 // The operator console page. Plain ES module: no framework, no build step. Everything it renders
 // from the server goes through textContent, never innerHTML.
 import { drawCharts } from './charts.js';
-import { createParser } from './eventsource-parser.js';
+import { $, browserPage, el, when } from './kit.js';
+import { TASK_STATES, TERMINAL_STATES } from './states.js';
 
-const STORAGE_KEY = 'taskhandle.console.credential';
-const STATES = [
-  'submitted',
-  'working',
-  'input-required',
-  'auth-required',
-  'completed',
-  'failed',
-  'canceled',
-  'rejected',
-];
-const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
-const $ = (id) => document.getElementById(id);
+const TERMINAL = new Set(TERMINAL_STATES);
 const ui = {
-  status: $('status'),
-  retry: $('retry'),
-  who: $('who'),
-  signOut: $('sign-out'),
-  signIn: $('sign-in'),
-  form: $('sign-in-form'),
   overview: $('overview'),
   counts: $('counts'),
   filters: $('filters'),
@@ -43,130 +26,27 @@ const ui = {
   attempts: $('attempts'),
 };
 
-let credential = readCredential();
-/** Aborts the change stream of what is shown now. */
-let session;
+/** Shows what the address says: the list (#) or a task (#task/<id>), and follows its changes. */
+const page = browserPage({
+  name: 'console',
+  what: 'the console',
+  async open(signal) {
+    const match = /^#task\/(.+)$/.exec(location.hash);
+    if (match) await openTask(decodeURIComponent(match[1]), signal);
+    else await openList(signal);
+    return page.anonymous ? 'Signed in as the local user' : 'Signed in';
+  },
+  // A principal that is not an operator is told whom to ask (OPERATORS), and may sign in as another.
+  refusedToo: (err) => (err.status === 403 ? `${err.detail}.` : undefined),
+});
+const { json, say, refused } = page;
+
 /** The list's filter (query parameters) and the page tokens that led to the page shown. */
 let filter = {};
 let pageToken = '';
 let nextToken = '';
 /** The task shown, on its page. */
 let shownTask;
-
-function readCredential() {
-  try {
-    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null');
-    return saved && typeof saved.value === 'string' ? saved : null;
-  } catch {
-    return null;
-  }
-}
-
-function authHeaders() {
-  if (!credential) return {};
-  return credential.kind === 'bearer'
-    ? { Authorization: `Bearer ${credential.value}` }
-    : { 'X-API-Key': credential.value };
-}
-
-function say(text, error = false) {
-  ui.status.textContent = text;
-  ui.status.classList.toggle('error', error);
-}
-
-class Unauthorized extends Error {}
-class NotOperator extends Error {}
-
-/** Calls the console API; an error's message says what went wrong as a clause. */
-async function api(path, init = {}) {
-  let res;
-  try {
-    res = await fetch(new URL(`api${path}`, import.meta.url), {
-      ...init,
-      headers: { ...authHeaders(), ...init.headers },
-    });
-  } catch {
-    throw new Error(
-      `the agent at ${location.origin} did not answer (check that it runs and that this device can reach it)`,
-    );
-  }
-  if (!res.ok) {
-    const problem = await res.json().catch(() => ({}));
-    const detail = String(problem.detail ?? res.statusText).replace(/\.$/, '');
-    if (res.status === 401)
-      throw new Unauthorized(`${detail.replace(/^Unauthenticated:\s*/, 'Not accepted: ')}. Sign in again.`);
-    if (res.status === 403) throw new NotOperator(`${detail}.`);
-    throw new Error(`the agent answered ${res.status}${detail ? ` (${detail})` : ''}`);
-  }
-  return res;
-}
-
-const json = async (path, init) => (await api(path, init)).json();
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === 'text') node.textContent = value;
-    else if (key === 'class') node.className = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
-
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
-
-function showSignIn(message) {
-  session?.abort();
-  session = undefined;
-  ui.overview.hidden = true;
-  ui.task.hidden = true;
-  ui.who.hidden = true;
-  ui.signOut.hidden = true;
-  ui.signIn.hidden = false;
-  say(message ?? '', message !== undefined);
-  $('credential').focus();
-}
-
-function refused(err) {
-  if (err instanceof Unauthorized) {
-    const had = credential !== null;
-    forget();
-    showSignIn(had ? err.message : undefined);
-    return true;
-  }
-  if (err instanceof NotOperator) {
-    showSignIn(err.message);
-    return true;
-  }
-  return false;
-}
-
-function forget() {
-  credential = null;
-  sessionStorage.removeItem(STORAGE_KEY);
-}
-
-/** Shows what the address says: the list (#) or a task (#task/<id>), and follows its changes. */
-async function show() {
-  ui.retry.hidden = true;
-  const match = /^#task\/(.+)$/.exec(location.hash);
-  session?.abort();
-  session = new AbortController();
-  try {
-    if (match) await openTask(decodeURIComponent(match[1]), session.signal);
-    else await openList(session.signal);
-    ui.signIn.hidden = true;
-    ui.signOut.hidden = credential === null;
-    ui.who.hidden = false;
-    ui.who.textContent = credential === null ? 'Signed in as the local user' : 'Signed in';
-  } catch (err) {
-    if (refused(err)) return;
-    say(`Could not load the console: ${err.message}.`, true);
-    ui.retry.hidden = false;
-    ui.retry.focus();
-  }
-}
 
 // The list
 
@@ -185,16 +65,16 @@ async function openList(signal) {
 
 async function loadList() {
   const params = new URLSearchParams({ ...filter, pageSize: '50', ...(pageToken ? { pageToken } : {}) });
-  const page = await json(`/tasks?${params}`);
-  nextToken = page.nextPageToken;
-  ui.rows.replaceChildren(...page.tasks.map(row));
+  const list = await json(`/tasks?${params}`);
+  nextToken = list.nextPageToken;
+  ui.rows.replaceChildren(...list.tasks.map(row));
   const filtered = Object.keys(filter).length > 0;
   ui.listSummary.textContent =
-    page.tasks.length === 0
+    list.tasks.length === 0
       ? filtered
         ? 'No task matches these filters.'
         : 'No tasks yet.'
-      : `${page.tasks.length} task${page.tasks.length === 1 ? '' : 's'}${pageToken ? ' (a later page)' : ''}, most recently ${page.orderedBy === 'createdAt' ? 'created' : 'updated'} first${filtered ? ', filtered' : ''}.`;
+      : `${list.tasks.length} task${list.tasks.length === 1 ? '' : 's'}${pageToken ? ' (a later page)' : ''}, most recently ${list.orderedBy === 'createdAt' ? 'created' : 'updated'} first${filtered ? ', filtered' : ''}.`;
   ui.next.disabled = nextToken === '';
   ui.first.disabled = pageToken === '';
 }
@@ -217,7 +97,7 @@ function row(t) {
 async function loadCounts() {
   const { counts } = await json('/counts');
   ui.counts.replaceChildren(
-    ...STATES.filter((s) => counts[s]).map((s) =>
+    ...TASK_STATES.filter((s) => counts[s]).map((s) =>
       el(
         'li',
         { class: `state ${s}` },
@@ -368,7 +248,8 @@ function download(taskId, e) {
   link.addEventListener('click', async (ev) => {
     ev.preventDefault();
     try {
-      const res = await api(e.download.replace(/^\/console\/api/, ''));
+      // The server gives the whole path (wherever the console is mounted).
+      const res = await page.call(new URL(e.download, location.href));
       const blob = await res.blob();
       const name = /filename\*=UTF-8''([^;]+)/.exec(res.headers.get('content-disposition') ?? '')?.[1];
       const url = URL.createObjectURL(blob);
@@ -450,48 +331,22 @@ ui.cancel.addEventListener('click', async () => {
 
 // Live
 
-/** Follows the change stream (fetch, since EventSource sends no headers); reconnects with backoff. */
-async function follow(signal, taskId) {
-  let delay = 500;
-  let reconnecting = false;
-  const path = taskId ? `api/events?task=${encodeURIComponent(taskId)}` : 'api/events';
-  while (!signal.aborted) {
-    try {
-      const res = await fetch(new URL(path, import.meta.url), { headers: authHeaders(), signal });
-      if (res.status === 401 || res.status === 403) return show();
-      if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
-      if (reconnecting) say('Reconnected.');
-      delay = 500;
-      const parser = createParser({
-        onEvent: (event) => {
-          if (event.event === 'task') refreshSoon();
-          if (event.event !== 'changed') return;
-          const data = JSON.parse(event.data);
-          if (!taskId || data.more || data.tasks.some((t) => t.id === taskId)) refreshSoon();
-        },
-        onComment: (comment) => {
-          if (comment.trim() === 'connected') refreshSoon();
-        },
-      });
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parser.feed(value);
-      }
-    } catch {
-      if (signal.aborted) return;
-    }
-    reconnecting = true;
-    say('Connection lost; reconnecting…');
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 15_000);
-  }
+/** Follows the change stream of the list, or of a task's page. */
+function follow(signal, taskId) {
+  page.follow(signal, taskId ? `/events?task=${encodeURIComponent(taskId)}` : '/events', {
+    onEvent: (event) => {
+      if (event.event === 'task') refreshSoon();
+      if (event.event !== 'changed') return;
+      const data = JSON.parse(event.data);
+      if (!taskId || data.more || data.tasks.some((t) => t.id === taskId)) refreshSoon();
+    },
+    onConnected: refreshSoon,
+  });
 }
 
 // Controls
 
-for (const s of STATES) $('f-state').append(el('option', { value: s, text: s }));
+for (const s of TASK_STATES) $('f-state').append(el('option', { value: s, text: s }));
 
 ui.filters.addEventListener('submit', (e) => {
   e.preventDefault();
@@ -513,23 +368,6 @@ ui.first.addEventListener('click', () => {
   loadList().catch((err) => refused(err) || say(`Could not page: ${err.message}.`, true));
 });
 
-ui.form.addEventListener('submit', (e) => {
-  e.preventDefault();
-  const data = new FormData(ui.form);
-  const value = String(data.get('credential') ?? '').trim();
-  if (!value) return;
-  credential = { kind: String(data.get('kind')), value };
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
-  ui.form.reset();
-  show();
-});
-
-ui.retry.addEventListener('click', () => show());
-ui.signOut.addEventListener('click', () => {
-  forget();
-  showSignIn();
-  say('Signed out.');
-});
-window.addEventListener('hashchange', () => show());
+window.addEventListener('hashchange', () => page.show());
 ui.taskTitle.tabIndex = -1;
-show();
+page.show();

@@ -1,143 +1,41 @@
 // The approvals inbox page. Plain ES module: no framework, no build step. Everything it renders
 // from the server goes through textContent, never innerHTML.
-import { createParser } from './eventsource-parser.js';
+import { $, browserPage, el } from './kit.js';
 
-const STORAGE_KEY = 'taskhandle.inbox.credential';
-const $ = (id) => document.getElementById(id);
 const ui = {
-  status: $('status'),
-  retry: $('retry'),
-  who: $('who'),
-  signOut: $('sign-out'),
-  signIn: $('sign-in'),
-  form: $('sign-in-form'),
-  inbox: $('inbox'),
   summary: $('summary'),
   tasks: $('tasks'),
 };
-
-/** The credential of this tab: { kind: 'api-key' | 'bearer', value }, or null (anonymous). */
-let credential = readCredential();
-/** Aborts the change stream of the current sign-in. */
-let session;
-
-function readCredential() {
-  try {
-    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null');
-    return saved && typeof saved.value === 'string' ? saved : null;
-  } catch {
-    return null;
-  }
-}
-
-function authHeaders() {
-  if (!credential) return {};
-  return credential.kind === 'bearer'
-    ? { Authorization: `Bearer ${credential.value}` }
-    : { 'X-API-Key': credential.value };
-}
-
-function say(text, error = false) {
-  ui.status.textContent = text;
-  ui.status.classList.toggle('error', error);
-}
-
-class Unauthorized extends Error {}
-
-/** Why the agent turned this tab's credential away (the server's reason, if it gave one), and what to do. */
-function refusal(detail) {
-  const why = detail ? ` (${detail.replace(/^Unauthenticated:\s*/, '')})` : '';
-  return credential?.kind === 'bearer'
-    ? `This token was not accepted${why}. Get a new one (tokens expire) and sign in again.`
-    : `This API key was not accepted${why}. Check it, or ask whoever runs the agent for one, and sign in again.`;
-}
-
-/** Calls the inbox API; an error's message says what went wrong as a clause ("could not ...: <it>."). */
-async function api(path, init = {}) {
-  let res;
-  try {
-    res = await fetch(new URL(`api${path}`, import.meta.url), {
-      ...init,
-      headers: { ...authHeaders(), ...init.headers },
-    });
-  } catch {
-    throw new Error(
-      `the agent at ${location.origin} did not answer (check that it runs and that this device can reach it)`,
-    );
-  }
-  if (!res.ok) {
-    const problem = await res.json().catch(() => ({}));
-    if (res.status === 401) throw new Unauthorized(refusal(problem.detail));
-    const detail = String(problem.detail ?? res.statusText).replace(/\.$/, '');
-    throw new Error(`the agent answered ${res.status}${detail ? ` (${detail})` : ''}`);
-  }
-  return res.json();
-}
-
-function showSignIn(message) {
-  session?.abort();
-  session = undefined;
-  ui.inbox.hidden = true;
-  ui.who.hidden = true;
-  ui.signOut.hidden = true;
-  ui.signIn.hidden = false;
-  say(message ?? '', message !== undefined);
-  $('credential').focus();
-}
-
-/** A list that could not be loaded: why, and a button to try again (focused, so Enter retries). */
-function failed(message) {
-  say(message, true);
-  ui.retry.hidden = false;
-  ui.retry.focus();
-}
 
 /**
  * Loads the list and follows it. Says "loading" until the first answer; `focus` moves to the summary
  * afterwards (after a sign-in or a retry, whose control is gone by then).
  */
-async function start({ focus = false } = {}) {
-  ui.retry.hidden = true;
-  say('Loading the inbox…');
-  try {
-    const list = await api('/waiting');
-    say('');
-    ui.signIn.hidden = true;
-    ui.inbox.hidden = false;
-    ui.who.hidden = false;
-    ui.who.textContent = `Signed in as ${list.caller}`;
-    ui.signOut.hidden = credential === null;
+const page = browserPage({
+  name: 'inbox',
+  what: 'the inbox',
+  async open(signal, { focus }) {
+    page.say('Loading the inbox…');
+    const list = await page.json('/waiting');
+    page.say('');
+    $('inbox').hidden = false;
     render(list);
     if (focus) ui.summary.focus();
-    session?.abort();
-    session = new AbortController();
-    follow(session.signal);
+    follow(signal);
     // The ages shown grow even when nothing changes.
     const ages = setInterval(refresh, 60_000);
-    session.signal.addEventListener('abort', () => clearInterval(ages));
-  } catch (err) {
-    if (err instanceof Unauthorized) {
-      // Anonymous access refused: this agent wants credentials (or the saved ones expired).
-      const had = credential !== null;
-      forget();
-      showSignIn(had ? err.message : undefined);
-    } else {
-      failed(`Could not load the inbox: ${err.message}.`);
-    }
-  }
-}
-
-function forget() {
-  credential = null;
-  sessionStorage.removeItem(STORAGE_KEY);
-}
+    signal.addEventListener('abort', () => clearInterval(ages));
+    return `Signed in as ${list.caller}`;
+  },
+  signedOut: () => ui.tasks.replaceChildren(),
+});
+const { json, say, refused } = page;
 
 async function refresh() {
   try {
-    render(await api('/waiting'));
+    render(await json('/waiting'));
   } catch (err) {
-    if (err instanceof Unauthorized) showSignIn(err.message);
-    else say(`Could not refresh the list: ${err.message}.`, true);
+    if (!refused(err)) say(`Could not refresh the list: ${err.message}.`, true);
   }
 }
 
@@ -148,17 +46,6 @@ const minutes = (ms) => {
   const h = Math.floor(m / 60);
   return h < 48 ? `${h} h` : `${Math.floor(h / 24)} days`;
 };
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === 'text') node.textContent = value;
-    else if (key === 'class') node.className = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
 
 function render(list) {
   const count = list.tasks.length;
@@ -223,7 +110,7 @@ async function send(task, body, form) {
   }
   for (const b of form.querySelectorAll('button')) b.disabled = true;
   try {
-    await api(`/tasks/${encodeURIComponent(task.id)}/answer`, {
+    await json(`/tasks/${encodeURIComponent(task.id)}/answer`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
@@ -234,68 +121,21 @@ async function send(task, body, form) {
     await refresh();
     ui.summary.focus?.();
   } catch (err) {
-    if (err instanceof Unauthorized) return showSignIn(err.message);
+    if (refused(err)) return;
     say(`Could not answer ${task.id}: ${err.message}.`, true);
     for (const b of form.querySelectorAll('button')) b.disabled = false;
   }
 }
 
-/** Follows the change stream (fetch, since EventSource sends no headers); reconnects with backoff. */
-async function follow(signal) {
-  let delay = 500;
-  let reconnecting = false;
-  while (!signal.aborted) {
-    try {
-      const res = await fetch(new URL('api/events', import.meta.url), { headers: authHeaders(), signal });
-      if (res.status === 401) return showSignIn(refusal());
-      if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
-      if (reconnecting) say('Reconnected.');
-      delay = 500;
-      const parser = createParser({
-        onEvent: (event) => {
-          if (event.event === 'changed') refresh();
-        },
-        // Sent once the server watches our list: anything that changed before (or while we were
-        // away) is fetched now, so nothing falls between the first fetch and the stream.
-        onComment: (comment) => {
-          if (comment.trim() === 'connected') refresh();
-        },
-      });
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parser.feed(value);
-      }
-    } catch {
-      if (signal.aborted) return;
-    }
-    reconnecting = true;
-    say('Connection lost; reconnecting…');
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 15_000);
-  }
+/** Follows the change stream: the list is fetched again on each change, and once the stream watches. */
+function follow(signal) {
+  page.follow(signal, '/events', {
+    onEvent: (event) => {
+      if (event.event === 'changed') refresh();
+    },
+    onConnected: refresh,
+  });
 }
 
-ui.form.addEventListener('submit', (e) => {
-  e.preventDefault();
-  const data = new FormData(ui.form);
-  const value = String(data.get('credential') ?? '').trim();
-  if (!value) return;
-  credential = { kind: String(data.get('kind')), value };
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
-  ui.form.reset();
-  start({ focus: true });
-});
-
-ui.retry.addEventListener('click', () => start({ focus: true }));
-
-ui.signOut.addEventListener('click', () => {
-  forget();
-  ui.tasks.replaceChildren();
-  showSignIn();
-  say('Signed out.');
-});
-
 ui.summary.tabIndex = -1;
-start();
+page.show();

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import { isTerminal, TASK_STATES } from '../../engine/task.js';
 
 /**
  * What the server's browser pages (the approvals inbox, the operator console) share: one strict
- * policy, the page itself, and its scripts and styles served from this server, never a CDN.
+ * policy, the page itself, the kit both pages' scripts and styles build on, all served from this
+ * server, never a CDN.
  */
 
 export interface Asset {
@@ -24,10 +26,11 @@ const SECURITY_HEADERS = {
 };
 
 /**
- * A router holding the page at `/` and each asset at `/<name>`, every answer (the API routes added
- * to it after these too) under the security headers above. `html` is given where the router is
- * reached (`/inbox`, or `/agent/inbox` in an app that mounts the faces under `/agent`): the page
- * links its own assets there.
+ * A router holding the page at `/`, the kit (kit.js, kit.css, states.js, eventsource-parser.js) and
+ * the page's own assets each at `/<name>`, every answer (the API routes added to it after these too)
+ * under the security headers above. `html` is given where the router is reached (`/inbox`, or
+ * `/agent/inbox` in an app that mounts the faces under `/agent`): the page links its assets there,
+ * and its scripts import the kit from beside themselves.
  */
 export function pageRouter(html: (base: string) => string, assets: Record<string, Asset>): express.Router {
   const router = express.Router();
@@ -41,7 +44,7 @@ export function pageRouter(html: (base: string) => string, assets: Record<string
     const base = encodeURI(req.baseUrl).replace(/"/g, '%22');
     res.set('Cache-Control', 'no-store').type('html').send(html(base));
   });
-  for (const [name, asset] of Object.entries(assets)) {
+  for (const [name, asset] of Object.entries({ ...kitAssets(), ...assets })) {
     router.get(`/${name}`, (_req, res) => {
       res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body);
     });
@@ -69,12 +72,6 @@ export function ownAssets(face: string, files: Record<string, string>): Record<s
   return Object.fromEntries(Object.entries(files).map(([name, type]) => [name, { type, body: read(name) }]));
 }
 
-/** The SSE parser's browser build, from node_modules (the pages follow changes over SSE). */
-export const eventSourceParser = (): Asset => ({
-  type: 'text/javascript',
-  body: stripSourceMap(readFileSync(new URL(import.meta.resolve('eventsource-parser')))),
-});
-
 /** A file of an installed package whose main entry is under its dist/ (uPlot's builds, say). */
 export const packageAsset = (pkg: string, file: string, type: string): Asset => ({
   type,
@@ -82,26 +79,35 @@ export const packageAsset = (pkg: string, file: string, type: string): Asset => 
 });
 
 /**
- * The sign-in form both pages open with (their scripts read #sign-in-form): the caller's API key or
- * bearer token, kept in the tab only; `note` says whose credentials the page wants.
+ * The engine's task states as a module the pages import (`TASK_STATES`, `TERMINAL_STATES`): written
+ * from the engine's own list when the server starts, so that a page never holds a copy of it.
  */
-export const signInSection = (
-  note: string,
-): string => `  <section id="sign-in" aria-labelledby="sign-in-title" hidden>
-    <h2 id="sign-in-title">Sign in</h2>
-    <p>${note}</p>
-    <form id="sign-in-form">
-      <fieldset>
-        <legend>Kind of credential</legend>
-        <label><input type="radio" name="kind" value="api-key" checked> API key (<code>X-API-Key</code>)</label>
-        <label><input type="radio" name="kind" value="bearer"> Bearer token (JWT)</label>
-      </fieldset>
-      <label for="credential">Credential</label>
-      <input id="credential" name="credential" type="password" autocomplete="off" required spellcheck="false">
-      <button type="submit">Sign in</button>
-    </form>
-  </section>`;
+const statesModule = (): Asset => ({
+  type: 'text/javascript',
+  body: Buffer.from(
+    "// The task states of this server's engine (src/engine/task.ts), in its order.\n" +
+      `export const TASK_STATES = Object.freeze(${JSON.stringify(TASK_STATES)});\n` +
+      `export const TERMINAL_STATES = Object.freeze(${JSON.stringify(TASK_STATES.filter(isTerminal))});\n`,
+  ),
+});
 
 /** The map file is not served: the comment pointing at it would only make browsers ask for it. */
 const stripSourceMap = (code: Buffer): Buffer =>
   Buffer.from(code.toString('utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+
+let kit: Record<string, Asset> | undefined;
+
+/**
+ * What every page loads beside its own files: the kit (sign-in, API calls, the change stream, the
+ * common look), the engine's states, and the SSE parser's browser build from node_modules (the pages
+ * follow changes over SSE). Read once, by the first page router made.
+ */
+const kitAssets = (): Record<string, Asset> =>
+  (kit ??= {
+    ...ownAssets('browser', { 'kit.js': 'text/javascript', 'kit.css': 'text/css' }),
+    'states.js': statesModule(),
+    'eventsource-parser.js': {
+      type: 'text/javascript',
+      body: stripSourceMap(readFileSync(new URL(import.meta.resolve('eventsource-parser')))),
+    },
+  });

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { createParser } from 'eventsource-parser';
+import { cpuTimes } from '../proc-stats.js';
+import { RPC_HEADERS } from '../rpc.js';
+import { launch } from '../servers/launch.js';
+import { median, percentile } from '../stats.js';
+import { INSTANT_EXPORT } from './push.js';
+
+/**
+ * One job's life, step by step (issue 30): jobs created one at a time with SendStreamingMessage (the
+ * create and its stream in one request, so that no step is hidden before a subscribe arrives), each
+ * event's arrival timed at the client. The job is the end-to-end scenario's (`export` of one row: a
+ * claim, an artifact, the completion), so its steps are: the task created (its first event), claimed
+ * (`working`), its artifact written, completed. Server CPU is read over the whole series and divided
+ * by the jobs: at one in flight nothing is shared between jobs, so it is what one job costs alone.
+ */
+export const TIMELINE_KINDS = ['taskhandle', 'taskhandle-pg'] as const;
+export type TimelineKind = (typeof TIMELINE_KINDS)[number];
+
+/** The steps, in the order a job takes them; each is timed from the request's start. */
+export const STEPS = ['created', 'working', 'artifact', 'completed', 'closed'] as const;
+export type Step = (typeof STEPS)[number];
+
+export const STEP_LABELS: Record<Step, string> = {
+  created: 'create committed, first event (the task, submitted) arrived',
+  working: 'claimed: the runner woke, its claim committed, `working` arrived',
+  artifact: "the job ran: task and log read, the artifact's write committed, its event arrived",
+  completed: 'completed: the final write committed, its status arrived',
+  closed: 'the stream ended',
+};
+
+export interface TimelineResult {
+  jobs: number;
+  /** Median ms from the request's start to each step (NaN where a job never showed it). */
+  atMs: Record<Step, number>;
+  /** 99th percentile of the whole life (to `completed`). */
+  p99Ms: number;
+  /** Server CPU per job, core-ms, over the series (all its threads), and of it the kernel's. */
+  cpuMsPerJob: number;
+  systemMsPerJob: number;
+  error?: string;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+/** One SendStreamingMessage, read to its end: when each step's event arrived, ms from the start. */
+function oneJob(url: string): Promise<Partial<Record<Step, number>>> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendStreamingMessage',
+    params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [INSTANT_EXPORT] } },
+  });
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const at: Partial<Record<Step, number>> = {};
+    const mark = (step: Step) => {
+      at[step] ??= performance.now() - start;
+    };
+    const parser = createParser({
+      onEvent: (event) => {
+        const data = event.data;
+        if (at.created === undefined) mark('created');
+        else if (data.includes('"artifactUpdate"')) mark('artifact');
+        else if (data.includes('TASK_STATE_WORKING')) mark('working');
+        if (data.includes('TASK_STATE_COMPLETED')) mark('completed');
+        else if (/TASK_STATE_(FAILED|CANCELED|REJECTED)/.test(data))
+          reject(new Error(`the job ended: ${data.slice(0, 200)}`));
+      },
+    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...RPC_HEADERS, Accept: 'text/event-stream' } },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
+        res.on('end', () => {
+          mark('closed');
+          resolve(at);
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface TimelineOptions {
+  jobs: number;
+  /** Jobs run first, not timed (the server's code warms up). */
+  warmup: number;
+  /** By hand (profiles): extra `node` flags for the server's processes, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+}
+
+export async function timeline(kind: TimelineKind, o: TimelineOptions): Promise<TimelineResult> {
+  const server = await launch(kind, { nodeArgs: o.nodeArgs ?? [] });
+  try {
+    for (let i = 0; i < o.warmup; i++) await oneJob(server.url);
+    const runs: Partial<Record<Step, number>>[] = [];
+    let error: string | undefined;
+    const times = () => {
+      const all = server.pids.map(cpuTimes);
+      return { user: all.reduce((n, t) => n + t.user, 0), system: all.reduce((n, t) => n + t.system, 0) };
+    };
+    const cpu0 = times();
+    for (let i = 0; i < o.jobs; i++) {
+      try {
+        runs.push(await oneJob(server.url));
+      } catch (err) {
+        error ??= (err as Error).message;
+      }
+    }
+    const cpu1 = times();
+    const perJob = (s: number) => (runs.length ? (s / runs.length) * 1000 : Number.NaN);
+    const of = (step: Step) => runs.flatMap((r) => (r[step] === undefined ? [] : [r[step]]));
+    const atMs = Object.fromEntries(STEPS.map((s) => [s, median(of(s))])) as Record<Step, number>;
+    const missing = STEPS.filter((s) => s !== 'working' && of(s).length < runs.length);
+    return {
+      jobs: runs.length,
+      atMs,
+      p99Ms: percentile(of('completed'), 99),
+      cpuMsPerJob: perJob(cpu1.user + cpu1.system - cpu0.user - cpu0.system),
+      systemMsPerJob: perJob(cpu1.system - cpu0.system),
+      ...(error || missing.length
+        ? {
+            error: [error, missing.length ? `some jobs showed no ${missing.join(', ')}` : '']
+              .filter(Boolean)
+              .join('; '),
+          }
+        : {}),
+    };
+  } finally {
+    await server.stop();
+  }
+}
