@@ -134,9 +134,11 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       lastUpdatedAt: ISO,
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
-      // Made queued (the runner takes it next): where it stands, as tasks/get would say then.
+      // Made queued (the runner takes it next): where it stands, as tasks/get would say then; and
+      // its generation (docs/generations.md).
       _meta: {
         'io.modelcontextprotocol/serverInfo': SERVER_INFO,
+        'taskhandle/generation': expect.any(Number),
         'taskhandle/queue': {
           position: expect.any(Number),
           ahead: expect.any(Number),
@@ -171,6 +173,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       result: { resultType: 'complete', content: [{ type: 'text', text: 'Slept 3 s' }], isError: false },
       _meta: {
         'taskhandle/progress': { percent: 100 },
+        'taskhandle/generation': expect.any(Number),
         'io.modelcontextprotocol/serverInfo': SERVER_INFO,
       },
     });

@@ -3,6 +3,7 @@ import type { TaskStore } from '../src/engine/store-port.js';
 import { blobContract } from './store-contract/blobs.js';
 import { contract } from './store-contract/context.js';
 import { fairnessContract } from './store-contract/fairness.js';
+import { generationContract } from './store-contract/generations.js';
 import { leaseContract } from './store-contract/leases.js';
 import { operatorContract } from './store-contract/operator.js';
 import { pushContract } from './store-contract/push.js';
@@ -32,6 +33,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
 
     const c = contract(() => store);
     writeContract(c);
+    generationContract(c);
     readContract(c);
     leaseContract(c);
     fairnessContract(c);

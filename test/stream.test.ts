@@ -215,3 +215,61 @@ describe('engine.waitUntil', () => {
     });
   });
 });
+
+describe('engine.awaitGeneration (long-poll GetTask)', () => {
+  it('answers at once for a task past the generation, with no stream slot taken', async () => {
+    const id = await submit(h.engine, call('quick', {}));
+    const { lastSeq } = await h.engine.record(OWNER, id);
+    expect(await h.engine.awaitGeneration(OWNER, id, lastSeq - 1, 30_000)).toBe(lastSeq);
+  });
+
+  it('is answered by the write that passes the generation', async () => {
+    const id = await submit(h.engine, call('quick', {}));
+    const { lastSeq } = await h.engine.record(OWNER, id);
+    const waiting = h.engine.awaitGeneration(OWNER, id, lastSeq, 30_000, streams.signal);
+    h.startRunner();
+    expect(await waiting).toBeGreaterThan(lastSeq);
+  });
+
+  it('ends at its wait with the generation unchanged, and when its signal aborts', async () => {
+    const id = await submit(h.engine, call('quick', {}));
+    const { lastSeq } = await h.engine.record(OWNER, id);
+    expect(await h.engine.awaitGeneration(OWNER, id, lastSeq, 100)).toBe(lastSeq);
+    const stop = new AbortController();
+    const waiting = h.engine.awaitGeneration(OWNER, id, lastSeq, 30_000, stop.signal);
+    stop.abort('gone');
+    expect(await waiting).toBe(lastSeq);
+  });
+
+  it("refuses another owner's task as not found, before any wait", async () => {
+    const id = await submit(h.engine, call('quick', {}));
+    const err = await thrown(() => h.engine.awaitGeneration('mallory', id, 0, 30_000));
+    expect(err).toMatchObject({ code: 'task-not-found' });
+  });
+
+  it("holds one of the owner's stream slots while it waits (MAX_STREAMS)", async () => {
+    const bounded = harness(dirs.make(), {
+      skills: t.skills,
+      defaultSkill: 'quick',
+      limits: { maxStreams: 1 },
+    });
+    try {
+      const id = await submit(bounded.engine, call('quick', {}));
+      const { lastSeq } = await bounded.engine.record(OWNER, id);
+      const stop = new AbortController();
+      const first = bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000, stop.signal);
+      await waitFor(
+        () => (bounded.hub.watchedTasks === 1 ? true : undefined),
+        () => 'the first poll to wait',
+      );
+      const err = await thrown(() => bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000));
+      expect(err).toMatchObject({ code: 'too-many-streams' });
+      stop.abort('done');
+      await first;
+      // Given back: the next one waits (and ends with its short wait).
+      expect(await bounded.engine.awaitGeneration(OWNER, id, lastSeq, 50)).toBe(lastSeq);
+    } finally {
+      await bounded.close();
+    }
+  });
+});

@@ -162,6 +162,14 @@ function v1Message(k: Known) {
   });
 }
 
+/**
+ * The generations extension's fields (docs/generations.md). A long poll's point is always behind
+ * the task (0: every task is 1 or more from its create on) or not a generation: a fuzz run must
+ * not wait out 30 s polls. A condition may match, stale or be nonsense.
+ */
+const pollPoint = fc.constantFrom(0, '0', -1, 1.5, 'soon', null, '99999999999999999', { n: 1 });
+const condition = fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom('3', -2, 'x', 2.5, true));
+
 const pushUrl = fc.constantFrom(
   'https://example.com/hook',
   'http://127.0.0.1:9/x',
@@ -189,6 +197,7 @@ function v1Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
         historyLength: optional(fc.integer({ min: -1, max: 5 })),
         acceptedOutputModes: optional(fc.array(fc.string({ maxLength: 10 }), { maxLength: 2 })),
         taskPushNotificationConfig: optional(pushConfig),
+        ifGenerationMatch: optional(condition),
       }),
     ),
     metadata: optional(shape({ a: optional(fc.string()) })),
@@ -197,7 +206,11 @@ function v1Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
   return {
     SendMessage: send,
     SendStreamingMessage: send,
-    GetTask: shape({ id: field(id), historyLength: optional(fc.integer({ min: -1, max: 5 })) }),
+    GetTask: shape({
+      id: field(id),
+      historyLength: optional(fc.integer({ min: -1, max: 5 })),
+      currentGeneration: optional(pollPoint),
+    }),
     ListTasks: shape({
       pageSize: optional(fc.integer({ min: -1, max: 120 })),
       pageToken: optional(fc.string({ maxLength: 20 })),
@@ -207,7 +220,7 @@ function v1Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
       includeArtifacts: optional(fc.boolean()),
       statusTimestampAfter: optional(fc.constantFrom('2020-01-01T00:00:00Z', 'yesterday')),
     }),
-    CancelTask: shape({ id: field(id) }),
+    CancelTask: shape({ id: field(id), ifGenerationMatch: optional(condition) }),
     SubscribeToTask: shape({ id: field(id) }),
     CreateTaskPushNotificationConfig: pushConfig,
     GetTaskPushNotificationConfig: shape({ taskId: field(id), id: field(fc.string({ maxLength: 10 })) }),
@@ -257,8 +270,12 @@ function v03Params(k: Known): Record<string, fc.Arbitrary<unknown>> {
   return {
     'message/send': send,
     'message/stream': send,
-    'tasks/get': shape({ id: field(id), historyLength: optional(fc.integer({ min: -1, max: 5 })) }),
-    'tasks/cancel': shape({ id: field(id) }),
+    'tasks/get': shape({
+      id: field(id),
+      historyLength: optional(fc.integer({ min: -1, max: 5 })),
+      currentGeneration: optional(pollPoint),
+    }),
+    'tasks/cancel': shape({ id: field(id), ifGenerationMatch: optional(condition) }),
     'tasks/resubscribe': shape({ id: field(id) }),
     'tasks/pushNotificationConfig/set': shape({
       taskId: field(id),
@@ -464,7 +481,11 @@ function rest(k: Known): fc.Arbitrary<FuzzRequest> {
     { weight: 2, arbitrary: fc.constantFrom(...k.tenants).map((t) => `/${t}`) },
     { weight: 1, arbitrary: seg.map((s) => `/${s}`) },
   );
-  const taskQuery = query({ historyLength: numberText, tenant: fc.constantFrom(...k.tenants) });
+  const taskQuery = query({
+    historyLength: numberText,
+    tenant: fc.constantFrom(...k.tenants),
+    currentGeneration: fc.constantFrom('0', '-1', 'soon', '1e3', ''),
+  });
   const listQuery = query({
     pageSize: numberText,
     pageToken: fc.string({ maxLength: 10 }),
@@ -479,7 +500,7 @@ function rest(k: Known): fc.Arbitrary<FuzzRequest> {
     ['POST', c('/message:stream'), v1.SendStreamingMessage],
     ['GET', p(c('/tasks/'), seg, taskQuery)],
     ['GET', p(c('/tasks'), listQuery)],
-    ['POST', p(c('/tasks/'), seg, c(':cancel'))],
+    ['POST', p(c('/tasks/'), seg, c(':cancel')), v1.CancelTask],
     ['GET', p(c('/tasks/'), seg, c(':subscribe'))],
     ['POST', p(c('/tasks/'), seg, c(':subscribe'))],
     ['POST', p(c('/tasks/'), seg, c('/pushNotificationConfigs')), v1.CreateTaskPushNotificationConfig],

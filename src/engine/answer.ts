@@ -1,6 +1,7 @@
 import { answerTook, traceAnswer } from '../telemetry/task-spans.js';
 import { type EngineContext, notFound, refuseManyParts } from './context.js';
 import { EngineError } from './errors.js';
+import { generationMismatch } from './generation.js';
 import { type AnswerReceipt, type CallerPolicy, type Grant, grantOf, receiptOf } from './grant.js';
 import { refuseOverfullHistory } from './limits.js';
 import type { NewPushConfig } from './push-configs.js';
@@ -24,6 +25,12 @@ export interface Answer {
   /** A webhook registered with the task first (so that it hears of what the answer sets off). */
   push?: NewPushConfig;
   policy?: CallerPolicy;
+  /**
+   * A2A 1.1's `ifGenerationMatch`: the message is delivered only while the task's generation (its
+   * log's `lastSeq`) is this one, decided in the write that delivers it; else `task-generation-mismatch`
+   * and nothing is written. A retry of a message already delivered returns what it did, as always.
+   */
+  ifGeneration?: number;
 }
 
 /**
@@ -54,6 +61,14 @@ async function deliver(core: EngineContext, a: Answer): Promise<Answered> {
     const record = await journal.store.getTask(taskId, journal.now());
     const grant = record && grantOf(record, { owner, approverName: policy.approverName });
     if (!record || !grant) throw notFound(taskId);
+    // Checked again by the write itself; a look first spares a stale answer the history's read. A
+    // retry of a delivered message is let through to the write, which returns what it did.
+    const { ifGeneration } = a;
+    if (ifGeneration !== undefined && record.lastSeq !== ifGeneration) {
+      const delivered = await journal.store.findByMessageId(owner, a.message.messageId);
+      // An approver is not told the owner's task's generation (nor anything else of its log).
+      if (!delivered) throw generationMismatch(taskId, ifGeneration, record.lastSeq, grant === 'owner');
+    }
     // Who answered is the engine's to say (an approver's name, or the owner's own), never the caller's:
     // an owner must not be able to write "Approved by" someone else.
     const message = answeredBy(a.message, policy.approverName);
@@ -86,6 +101,7 @@ async function deliver(core: EngineContext, a: Answer): Promise<Answered> {
         events: [{ kind: 'message', message: { ...message, taskId, contextId: record.contextId } }],
         at: journal.now(),
         approver: grant === 'approver' ? policy.approverName : undefined,
+        generation: ifGeneration,
       },
       { owner, messageId: message.messageId },
     );

@@ -6,6 +6,7 @@ import { cancel, failOverdueInputs } from './cancel.js';
 import type { EngineContext, Priorities } from './context.js';
 import type { LoggedEvent } from './events.js';
 import type { ClaimPolicy } from './fair-share.js';
+import { awaitGeneration } from './generation.js';
 import { uuidv7 } from './ids.js';
 import type { Journal } from './journal.js';
 import { DEFAULT_LIMITS, type EngineLimits } from './limits.js';
@@ -177,8 +178,9 @@ export class Engine {
     return answer(this.#core, request);
   }
 
-  cancel(owner: string, id: string): Promise<TaskView> {
-    return cancel(this.#core, owner, id);
+  /** Cancels the caller's task; with `ifGeneration`, only while its generation is that one. */
+  cancel(owner: string, id: string, ifGeneration?: number): Promise<TaskView> {
+    return cancel(this.#core, owner, id, ifGeneration);
   }
 
   /** Fails the tasks whose wait for input passed its deadline (the runner calls this on its timer). */
@@ -207,6 +209,21 @@ export class Engine {
    */
   version(owner: string, id: string): Promise<string> {
     return version(this.#core, owner, id);
+  }
+
+  /**
+   * A long poll (A2A 1.1 draft's GetTask `currentGeneration`): waits until the caller's task has a
+   * generation past `after` (at once if it has), at most `waitMs` (capped at MAX_POLL_WAIT_MS);
+   * returns the generation it then has. A waiting poll holds one of the caller's stream slots.
+   */
+  awaitGeneration(
+    owner: string,
+    id: string,
+    after: number,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    return awaitGeneration(this.#core, owner, id, after, waitMs, signal);
   }
 
   /** One of the caller's artifacts as a file, streamed a piece at a time at constant memory. */

@@ -14,13 +14,20 @@ export type EngineErrorCode =
   /** The caller already has as many task streams open as it may (MAX_STREAMS). */
   | 'too-many-streams'
   /** The caller may not use what it asked for (a skill it has no access to). */
-  | 'forbidden';
+  | 'forbidden'
+  /**
+   * A conditional command named a generation the task has moved past (A2A 1.1's
+   * TaskGenerationMismatchError): nothing was written; `details` holds both generations.
+   */
+  | 'task-generation-mismatch';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';
   constructor(
     readonly code: EngineErrorCode,
     message: string,
+    /** What a face may show beside the message (a mismatch's generations), as strings. */
+    readonly details?: Readonly<Record<string, string>>,
   ) {
     super(message);
   }

@@ -85,6 +85,12 @@ export interface GuardedWrite {
    * grant read before the write still holds when it is written (else a conflict, `undefined`).
    */
   approver?: string;
+  /**
+   * A caller's condition (A2A 1.1's `ifGenerationMatch`): the write applies only while the task's
+   * log ends at this sequence number (`lastSeq`, the task's generation), decided in the write's own
+   * statement; a task that moved past it is a conflict (`undefined`) like any other guard.
+   */
+  generation?: number;
   events: TaskEvent[];
   at: number;
   /**
@@ -279,7 +285,12 @@ export interface TaskStore {
   renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus>;
   /** Lets another runner take the task over at once (graceful shutdown). */
   releaseLease(taskId: string, leaseToken: string): Promise<void>;
-  requestCancel(taskId: string): Promise<void>;
+  /**
+   * Asks the job of a working task to stop (the runner hears it through the lease). With
+   * `generation`, only while the task's log still ends there (`lastSeq`), decided in the same
+   * statement. False when nothing was marked: no such task, or one past that generation.
+   */
+  requestCancel(taskId: string, generation?: number): Promise<boolean>;
   /**
    * Tasks waiting for input that `owner` owns or that name `approverName` as an approver, the
    * longest-waiting first.

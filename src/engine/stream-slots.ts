@@ -21,7 +21,7 @@ export class StreamSlots {
     if (this.#max > 0 && open >= this.#max) {
       throw new EngineError(
         'too-many-streams',
-        `You have ${open} streams open, the most allowed (MAX_STREAMS): close one, or poll (GetTask) the tasks you follow least`,
+        `You have ${open} streams open, the most allowed (MAX_STREAMS): close one, or poll (GetTask without currentGeneration: a waiting long poll counts as a stream) the tasks you follow least`,
       );
     }
     this.#open.set(holder, open + 1);

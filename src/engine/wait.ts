@@ -9,6 +9,8 @@ export interface EventWait {
    * the log grew unheard: another instance wrote).
    */
   takeAfter(seq: number): LoggedEvent[] | undefined;
+  /** Resolves a waiting {@link next} with nothing new (a deadline passed): `takeAfter` then says so. */
+  wake(): void;
   close(): void;
 }
 
@@ -63,6 +65,7 @@ export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal
       const gapFree = fresh.every((e, i) => e.seq === seq + 1 + i);
       return gapFree ? fresh : undefined;
     },
+    wake: ring,
     close() {
       unsubscribe();
       signal.removeEventListener('abort', ring);

@@ -18,12 +18,15 @@ export async function answerTask(
   principal: Principal,
   taskId: string,
   parts: Part[],
+  /** Only while the task is at this generation (an If-Match): else `task-generation-mismatch`. */
+  ifGeneration?: number,
 ): Promise<Answered> {
   const result = await engine.answer({
     owner: ownerKey(principal),
     taskId,
     message: { messageId: randomUUID(), role: 'ROLE_USER', parts },
     policy: policyOf(principal),
+    ifGeneration,
   });
   if (result.grant === 'approver') {
     const { receipt } = result;

@@ -5,8 +5,19 @@ import { AgentCard } from '@a2a-js/sdk';
 import { z } from 'zod';
 import { ConfigError } from '../../config/error.js';
 import type { AnySkill } from '../../engine/skill.js';
+import { GENERATION_EXTENSION_CARD_ENTRY } from '../generation.js';
 import { HANDLE_EXTENSION_CARD_ENTRY } from './handle-extension.js';
 import { requestedVersion } from './version.js';
+
+/** The extensions the card declares (task handles, task generations). */
+const EXTENSIONS = [HANDLE_EXTENSION_CARD_ENTRY, GENERATION_EXTENSION_CARD_ENTRY];
+
+/** An extension entry as v1.0's proto JSON writes it: `required: false`, the default, left out. */
+function asProto<E extends { required: boolean }>(entry: E): E | Omit<E, 'required'> {
+  if (entry.required) return entry;
+  const { required: _default, ...rest } = entry;
+  return rest;
+}
 
 /** The parts of agent-card.json an operator edits; URLs, skills and capabilities are filled in at start. */
 const Template = z.looseObject({
@@ -132,7 +143,6 @@ export function publishCard(
     pushNotifications: true,
     extendedAgentCard: authenticated,
   };
-  const { required, ...handleExtension } = HANDLE_EXTENSION_CARD_ENTRY;
   const v1 = {
     ...template,
     supportedInterfaces: [
@@ -143,14 +153,14 @@ export function publishCard(
       { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ],
     // `required: false` is the proto default, which a signed card leaves out (spec 8.4.1).
-    capabilities: { ...capabilities, extensions: [required ? HANDLE_EXTENSION_CARD_ENTRY : handleExtension] },
+    capabilities: { ...capabilities, extensions: EXTENSIONS.map(asProto) },
     skills: skills.filter((s) => !security.extendedSkills.has(s.id)).map(skillEntry),
     ...secured.v1,
   };
   const legacy = {
     ...v1,
     // v0.3's AgentExtension.required is an optional field: set, it is said.
-    capabilities: { ...capabilities, extensions: [HANDLE_EXTENSION_CARD_ENTRY] },
+    capabilities: { ...capabilities, extensions: EXTENSIONS },
     ...secured.v03,
     // What v0.3 clients read; the v1.0 schema allows none of them at the top level.
     protocolVersion: '0.3.0',

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { ownerKey, type Principal } from '../../auth/principal.js';
+import type { GenerationAsk } from '../generation.js';
 import { untilDrained } from '../http/sse.js';
 import type { Transport } from './errors.js';
 import type { ProtocolVersion } from './version.js';
@@ -28,6 +29,10 @@ export interface CallState {
    * starts to wait, so that the face writes whitespace before the JSON while it waits (see hold.ts).
    */
   hold?: () => void;
+  /** The draft's generation fields the call carried (generation-params.ts), which the SDK drops. */
+  generation?: GenerationAsk;
+  /** How long a long poll may wait (`Prefer: wait=N`, capped at 30 s). */
+  pollWaitMs?: number;
 }
 
 const KEY = 'taskhandle.call';

@@ -47,8 +47,35 @@ export function toProtocolError(
       return ownError(transport, err.message, 429, TASKHANDLE_ERROR_CODE.TOO_MANY_STREAMS);
     case 'forbidden':
       return ownError(transport, err.message, 403, TASKHANDLE_ERROR_CODE.FORBIDDEN);
+    case 'task-generation-mismatch':
+      return generationMismatchError(transport, err.message, err.details);
   }
 }
+
+/**
+ * TaskGenerationMismatchError of the A2A 1.1 draft (section 5.4): JSON-RPC -32010, HTTP 409 (its
+ * google.rpc.Status `ABORTED`, set by the REST face), gRPC ABORTED, with the draft's ErrorInfo
+ * (reason TASK_GENERATION_MISMATCH, the generations in its metadata). The SDK (v1.0) has no class
+ * for it: it rides on UnsupportedOperationError with its own reason and code.
+ */
+function generationMismatchError(
+  transport: Transport,
+  message: string,
+  metadata: Readonly<Record<string, string>> | undefined,
+): Error {
+  if (transport === 'grpc') return new GrpcStatusError(GRPC_STATUS_CODE.ABORTED, message);
+  const options = { message, metadata: metadata && { ...metadata } };
+  const error =
+    transport === 'rest'
+      ? new RestUnsupportedOperationError({ ...options, statusCode: 409 })
+      : new JsonRpcUnsupportedOperationError({ ...options, envelopeCode: TASK_GENERATION_MISMATCH_CODE });
+  // `reason` is read-only in the SDK's types, a plain field at run time (toErrorInfo reads it).
+  Object.defineProperty(error, 'reason', { value: 'TASK_GENERATION_MISMATCH' });
+  return error;
+}
+
+/** The JSON-RPC code of TaskGenerationMismatchError (A2A 1.1 draft, section 5.4). */
+export const TASK_GENERATION_MISMATCH_CODE = -32010;
 
 /** What a caller is told of an internal failure. */
 export const INTERNAL_MESSAGE = 'Internal error; the server logged its cause';

@@ -5,6 +5,7 @@ import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/ser
 import type { Metadata, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { ownerKey } from '../../auth/principal.js';
+import { type GenerationAsk, generationOf, pollWaitMs } from '../generation.js';
 import type { Admission, Caller } from '../http/admission.js';
 import { openStreams } from '../http/open-streams.js';
 import { type CallState, callState, parseLastEventId } from './call-state.js';
@@ -72,8 +73,32 @@ export async function admitCall(
       return signal;
     },
   };
+  state.generation = grpcGenerationAsk(call.getPath(), headers);
+  state.pollWaitMs = pollWaitMs(headers.prefer);
   return new GrpcCaller(state);
 }
+
+/**
+ * The generations extension's fields of a gRPC call, which v1.0's messages have no field for: call
+ * metadata named as the draft's fields are (`current-generation` on GetTask, `if-generation-match`
+ * on CancelTask and SendMessage), a wait as `prefer: wait=N`.
+ */
+function grpcGenerationAsk(path: string, headers: IncomingHttpHeaders): GenerationAsk | undefined {
+  const method = path.slice(path.lastIndexOf('/') + 1);
+  const key = method === 'GetTask' ? CURRENT_GENERATION_KEY : IF_GENERATION_MATCH_KEY;
+  const raw = headers[key];
+  if (raw === undefined || !/^(GetTask|CancelTask|SendMessage|SendStreamingMessage)$/.test(method))
+    return undefined;
+  const value = generationOf(String(raw).trim(), key);
+  if (typeof value === 'object') throw new RequestMalformedError(`Invalid metadata: ${value.problem}`);
+  if (value === undefined) return undefined;
+  return method === 'GetTask' ? { currentGeneration: value } : { ifGenerationMatch: value };
+}
+
+/** The call metadata a gRPC caller long-polls GetTask with: the generation it has seen. */
+export const CURRENT_GENERATION_KEY = 'current-generation';
+/** The call metadata of a conditional CancelTask or SendMessage: the generation it applies at. */
+export const IF_GENERATION_MATCH_KEY = 'if-generation-match';
 
 /**
  * Our request handler as the SDK's gRPC service calls it. Every error leaves as a gRPC status: A2A's

@@ -5,12 +5,14 @@ import { type A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/ser
 import type { Logger } from 'pino';
 import { ownerKey, type Principal } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
+import { pollWaitMs } from '../generation.js';
 import type { FaceOptions } from '../http/admission.js';
 import { BodyRefused, parseJson, readBody } from '../http/body.js';
 import { SseWriter } from '../http/sse.js';
 import { finalizeLegacyEvent, newCallContext, newCallState, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE, toProtocolError } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
+import { generationAsk } from './generation-params.js';
 import { holdOpen } from './hold.js';
 import {
   admitCall,
@@ -122,6 +124,11 @@ export function jsonRpcEndpoint(
     }
     const problem = requestProblem(call.version, envelope.method, request.params);
     if (problem) return sendJson(res, 200, { jsonrpc: '2.0', id: envelope.id, error: problem });
+    const generation = generationAsk(envelope.method, request.params);
+    if ('problem' in generation) {
+      const error = { code: A2A_ERROR_CODE.INVALID_PARAMS, message: `Invalid params: ${generation.problem}` };
+      return sendJson(res, 200, { jsonrpc: '2.0', id: envelope.id, error });
+    }
 
     if (call.version === '1.0' && envelope.method === 'SubscribeToTask') {
       const taskId = subscribeTarget(request.params);
@@ -138,6 +145,8 @@ export function jsonRpcEndpoint(
       version: call.version,
       shutdown: o.shutdown,
     });
+    state.generation = generation.ask;
+    state.pollWaitMs = pollWaitMs(req.headers.prefer);
     // A blocking send that waits keeps its answer alive with whitespace before the JSON (hold.ts).
     let stopHold: (() => void) | undefined;
     if (BLOCKING.has(envelope.method))
@@ -279,8 +288,17 @@ interface PlainGetTask {
  * else, valid or not, is left to the full path (paramsProblem, then the SDK), which words its errors.
  */
 function plainGetTask(params: unknown): PlainGetTask | undefined {
-  const p = params as { id?: unknown; historyLength?: unknown; history_length?: unknown; tenant?: unknown };
+  const p = params as {
+    id?: unknown;
+    historyLength?: unknown;
+    history_length?: unknown;
+    tenant?: unknown;
+    currentGeneration?: unknown;
+    current_generation?: unknown;
+  };
   if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined;
+  // A long poll (generation-params.ts) waits first: the full path.
+  if (p.currentGeneration != null || p.current_generation != null) return undefined;
   if (typeof p.id !== 'string' || !p.id.trim()) return undefined;
   if (!(p.tenant === undefined || p.tenant === null || p.tenant === '')) return undefined;
   const a = p.historyLength;

@@ -23,6 +23,7 @@ import { type Principal, policyOf } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
 import { EngineError, isEngineError } from '../../engine/errors.js';
 import type { LoggedEvent } from '../../engine/events.js';
+import { MAX_POLL_WAIT_MS } from '../../engine/generation.js';
 import type { AnswerReceipt } from '../../engine/grant.js';
 import { DEFAULT_CONFIG_ID } from '../../engine/push-configs.js';
 import { settled } from '../../engine/streams.js';
@@ -192,11 +193,22 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    const { owner } = callState(context);
+    const state = callState(context);
+    const { owner } = state;
     if (params.historyLength !== undefined && params.historyLength < 0) {
       throw new RequestMalformedError('historyLength must not be negative');
     }
     const id = requireId(params.id);
+    // A long poll (the generations extension): answered as a GetTask once the task is past the
+    // caller's generation, or once the wait ends.
+    const after = state.generation?.currentGeneration;
+    if (after !== undefined) {
+      await this.#guard(
+        () =>
+          this.#engine.awaitGeneration(owner, id, after, state.pollWaitMs ?? MAX_POLL_WAIT_MS, state.signal),
+        state.transport,
+      );
+    }
     // v1.0's transports only serialize the Task: a v1.0 caller may get the one shared per version.
     // v0.3's translate it into their own shape and get one of their own.
     if (callState(context).version === '1.0')
@@ -244,9 +256,13 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    const { owner, principal } = callState(context);
+    const { owner, principal, transport } = callState(context);
     const id = requireId(params.id);
-    const task = await this.#guard(async () => toSdkTask(await this.#engine.cancel(owner, id)));
+    const ifGeneration = callState(context).generation?.ifGenerationMatch;
+    const task = await this.#guard(
+      async () => toSdkTask(await this.#engine.cancel(owner, id, ifGeneration)),
+      transport,
+    );
     this.#options.audit('cancel', principal, id);
     return task;
   }
@@ -300,13 +316,20 @@ export class EngineRequestHandler implements A2ARequestHandler {
    * and changes nothing; a webhook given with it is registered with the task, in the same transaction.
    */
   async #send(params: SendMessageRequest, context: ServerCallContext): Promise<Sent> {
-    const { owner, principal, version } = callState(context);
+    const { owner, principal, version, generation } = callState(context);
     const message = toEngineMessage(params.message);
     const push = this.#inlinePush(params, version);
     const policy = policyOf(principal);
     if (message.taskId) {
       checkInputModes(this.#options.card(), undefined, message);
-      const answered = await this.#engine.answer({ owner, taskId: message.taskId, message, push, policy });
+      const answered = await this.#engine.answer({
+        owner,
+        taskId: message.taskId,
+        message,
+        push,
+        policy,
+        ifGeneration: generation?.ifGenerationMatch,
+      });
       return answered.grant === 'approver'
         ? { kind: 'answered', receipt: answered.receipt }
         : { kind: 'task', view: answered.view, created: false };

@@ -5,6 +5,7 @@ import { type A2ARequestHandler, UnauthenticatedUser } from '@a2a-js/sdk/server'
 import { restHandler } from '@a2a-js/sdk/server/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { pollWaitMs } from '../generation.js';
 import type { FaceOptions } from '../http/admission.js';
 import {
   type BodyLimits,
@@ -20,6 +21,7 @@ import { REST_PATH } from './agent-card.js';
 import { type CallState, finalizeLegacyEvent, newCallContext, newCallState } from './call-state.js';
 import { INTERNAL_MESSAGE, REFUSAL_CODES } from './errors.js';
 import { foreignMessage } from './foreign-body.js';
+import { generationAsk } from './generation-params.js';
 import { holdOpen } from './hold.js';
 import { legacyPushConfigBody } from './legacy-push-body.js';
 import { listLegacyTasks } from './legacy-rest-list.js';
@@ -94,6 +96,13 @@ export function restRouter(o: RestOptions): express.Router {
         refuse(res, legacy, 400, `Invalid params: ${bad}`);
         return;
       }
+      const generation = generationAsk(restMethodOf(req.method, req.path), restParams(req));
+      if ('problem' in generation) {
+        refuse(res, legacy, 400, `Invalid params: ${generation.problem}`);
+        return;
+      }
+      state.generation = generation.ask;
+      state.pollWaitMs = pollWaitMs(req.headers.prefer);
     } catch (err) {
       if (!(err instanceof BodyRefused)) throw err;
       // A body not read to its end (too large, compressed) leaves the connection in no known state.
@@ -227,7 +236,12 @@ function withOwnWords(res: Response, legacy: boolean, logger: Logger): void {
 }
 
 /** The AIP-193 status of the HTTP statuses our own refusals answer with. */
-const CANONICAL_STATUS: Record<number, string> = { 403: 'PERMISSION_DENIED', 429: 'RESOURCE_EXHAUSTED' };
+const CANONICAL_STATUS: Record<number, string> = {
+  403: 'PERMISSION_DENIED',
+  // TaskGenerationMismatchError, the A2A 1.1 draft's only 409 (section 11.6's example).
+  409: 'ABORTED',
+  429: 'RESOURCE_EXHAUSTED',
+};
 
 /** The routes of the SDK's v0.3 REST router (`:id` stands for one path segment), and our tasks/list. */
 const LEGACY_ROUTES: [methods: string[], path: RegExp][] = [
@@ -288,6 +302,22 @@ async function restBody(req: Request, limits: BodyLimits): Promise<unknown> {
 
 /** The non-streaming send of either version (v1.0's under a tenant too). */
 const SEND = /^(\/[^/]+)?\/message:send\/?$/;
+
+/**
+ * The method a REST route serves, of those that take the generations extension's fields (the
+ * JSON-RPC method name stands for it; '' for the rest). v1.0 routes may come under a tenant, v0.3's
+ * under /v1.
+ */
+function restMethodOf(method: string, path: string): string {
+  if (method === 'GET' && /^(\/[^/]+)?\/tasks\/[^/:]+\/?$/.test(path)) return 'GetTask';
+  if (method !== 'POST') return '';
+  if (/^(\/[^/]+)?\/tasks\/[^/]+:cancel\/?$/.test(path)) return 'CancelTask';
+  if (/^(\/[^/]+)?\/message:(send|stream)\/?$/.test(path)) return 'SendMessage';
+  return '';
+}
+
+/** Where a REST call carries its fields: the query of a GET, the JSON body of a POST. */
+const restParams = (req: Request): unknown => (req.method === 'GET' ? req.query : req.body);
 
 /**
  * Lets the handler hold a blocking send's answer open (hold.ts) with `status`, the one the SDK's

@@ -9,6 +9,7 @@ import {
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { LoggedEvent } from '../../engine/events.js';
 import type { Message, TaskState, TaskView } from '../../engine/task.js';
+import { GENERATION_EXTENSION_URI } from '../generation.js';
 import { handleOf } from '../handle.js';
 import { STATE_NAMES } from '../states.js';
 import { HANDLE_EXTENSION_URI } from './handle-extension.js';
@@ -52,7 +53,11 @@ export function toSdkTask(view: TaskView): SdkTask {
     },
     artifacts: view.artifacts.map((a) => SdkArtifactCodec.fromJSON(a)),
     history: view.history.map(toSdkMessage),
-    metadata: { ...r.metadata, [HANDLE_EXTENSION_URI]: handleOf(r) },
+    metadata: {
+      ...r.metadata,
+      [HANDLE_EXTENSION_URI]: handleOf(r),
+      [GENERATION_EXTENSION_URI]: { generation: r.lastSeq },
+    },
   };
 }
 

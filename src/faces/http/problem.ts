@@ -16,6 +16,8 @@ export const STATUS_OF: Record<EngineErrorCode, number> = {
   'too-many-tasks': 429,
   'too-many-streams': 429,
   forbidden: 403,
+  // An If-Match that no longer matches: RFC 9110 section 13.1.1 (the jobs face's conditional requests).
+  'task-generation-mismatch': 412,
 };
 
 const TITLES: Record<number, string> = {
@@ -26,6 +28,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',

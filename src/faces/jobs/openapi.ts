@@ -10,6 +10,17 @@ const retryAfter = {
   'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until the next poll' },
 };
 const location = { Location: { schema: { type: 'string' }, description: 'The job: /v1/jobs/{id}' } };
+/** The job's generation as its entity tag (docs/generations.md); If-Match makes a change conditional on it. */
+const etag = { ETag: { schema: { type: 'string' }, description: 'The job’s generation, "12"' } };
+const ifMatch = {
+  name: 'If-Match',
+  in: 'header',
+  schema: { type: 'string' },
+  description: 'The ETag the job must still have ("12"): else 412, nothing done',
+};
+const stale = {
+  '412': err('If-Match names a generation the job has moved past (currentGeneration says where it is)'),
+};
 const common = {
   '401': err('No or invalid credentials (WWW-Authenticate says which)'),
   '429': err('Over the request rate (Retry-After)'),
@@ -20,7 +31,11 @@ const common = {
 /** Routes with a job id in the path: an id that does not decode is a 400. */
 const badPath = { '400': err('A malformed %-escape in the path') };
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const jobOk = { description: 'The job document', content: json(ref('Job')), headers: retryAfter };
+const jobOk = {
+  description: 'The job document',
+  content: json(ref('Job')),
+  headers: { ...retryAfter, ...etag },
+};
 
 const OPENAPI = {
   openapi: '3.1.0',
@@ -72,10 +87,28 @@ const OPENAPI = {
       parameters: [id],
       get: {
         summary: 'The job document',
-        parameters: [{ name: 'follow', in: 'query', schema: { const: 'result' } }],
+        parameters: [
+          { name: 'follow', in: 'query', schema: { const: 'result' } },
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            schema: { type: 'string' },
+            description: 'The ETag last seen: 304 while the job has it (with Prefer: wait=N, a long poll)',
+          },
+          {
+            name: 'Prefer',
+            in: 'header',
+            schema: { type: 'string' },
+            description: 'wait=N: with If-None-Match, wait up to N s (at most 30) for a change',
+          },
+        ],
         responses: {
           '200': jobOk,
           '303': { description: '?follow=result on a completed job: see the result', headers: location },
+          '304': {
+            description: 'If-None-Match names the job’s ETag: unchanged (after the wait, with Prefer: wait)',
+            headers: etag,
+          },
           '404': err('No such job (or not the caller’s)'),
           ...badPath,
           ...common,
@@ -83,17 +116,20 @@ const OPENAPI = {
       },
       delete: {
         summary: 'Cancel the job if it runs (tasks are deleted only when their TTL ends)',
-        responses: { '200': jobOk, '404': err('No such job'), ...badPath, ...common },
+        parameters: [ifMatch],
+        responses: { '200': jobOk, '404': err('No such job'), ...stale, ...badPath, ...common },
       },
     },
     '/v1/jobs/{id}:cancel': {
       parameters: [id],
       post: {
         summary: 'Cancel the job',
+        parameters: [ifMatch],
         responses: {
           '200': jobOk,
           '404': err('No such job'),
           '409': err('Already finished'),
+          ...stale,
           ...badPath,
           ...common,
         },
@@ -103,6 +139,7 @@ const OPENAPI = {
       parameters: [id],
       post: {
         summary: 'Answer a job waiting for input',
+        parameters: [ifMatch],
         requestBody: { required: true, content: json(ref('Answer')) },
         responses: {
           '200': {
@@ -114,6 +151,7 @@ const OPENAPI = {
           ),
           '404': err('No such job'),
           '409': err('The job waits for no input'),
+          ...stale,
           ...common,
         },
       },

@@ -1,10 +1,14 @@
+import { MAX_POLL_WAIT_MS } from '../../engine/generation.js';
 import { isTerminal } from '../../engine/task.js';
+import { callerGone } from '../http/caller-gone.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { sendArtifact } from './artifact-download.js';
+import { ifNoneMatchOf, setEtag } from './conditions.js';
 import { jobDocument, jobPath, mountOf, resultBody, resultPath } from './document.js';
 import { jobEvents } from './events.js';
 import type { JobsOptions } from './options.js';
+import { parsePrefer } from './prefer.js';
 import { ownerOf, sendDocument } from './respond.js';
 import { singleFile } from './result.js';
 
@@ -37,11 +41,33 @@ export const listJobs =
     });
   };
 
-/** `GET /v1/jobs/{id}`: the job document; `?follow=result` redirects a completed job to its result. */
+/**
+ * `GET /v1/jobs/{id}`: the job document; `?follow=result` redirects a completed job to its result.
+ * With `If-None-Match` naming the job's ETag: 304 Not Modified, at once, or (a long poll, with
+ * `Prefer: wait=N`) once N s (at most 30) pass with no change; a change before that answers the
+ * document at once.
+ */
 export const getJob =
   (o: JobsOptions): Handler =>
   async (req, res) => {
-    const record = await o.engine.record(ownerOf(res), String(req.params.id));
+    const owner = ownerOf(res);
+    const id = String(req.params.id);
+    let record = await o.engine.record(owner, id);
+    const seen = ifNoneMatchOf(req);
+    if (seen !== undefined && record.lastSeq === seen) {
+      const { waitS } = parsePrefer(req.headers.prefer);
+      if (waitS !== undefined && waitS > 0) {
+        const waitMs = Math.min(waitS * 1000, MAX_POLL_WAIT_MS);
+        res.set('Preference-Applied', `wait=${waitMs / 1000}`);
+        const now = await o.engine.awaitGeneration(owner, id, seen, waitMs, callerGone(res, o.shutdown));
+        if (now !== seen) record = await o.engine.record(owner, id);
+      }
+      if (record.lastSeq === seen) {
+        setEtag(res, record);
+        res.status(304).end();
+        return;
+      }
+    }
     if (req.query.follow === 'result' && record.state === 'completed') {
       res.redirect(303, resultPath(record.id, mountOf(res)));
       return;

@@ -68,6 +68,9 @@ export function engineRefusal(err: EngineError): RpcRefusal {
     case 'too-many-streams':
     case 'shutting-down':
       return new RpcRefusal(CODE.invalidRequest, err.message, { reason: err.code });
+    // A2A 1.1's code for it (the MCP revisions have none): the generations go with it.
+    case 'task-generation-mismatch':
+      return new RpcRefusal(-32010, err.message, { reason: err.code, ...err.details });
     default:
       return invalidParams(err.message);
   }

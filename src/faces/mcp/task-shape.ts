@@ -13,6 +13,12 @@ export const QUEUE_META = 'taskhandle/queue';
  * elicitation, whether or not it declared one. The prompt is the task's `statusMessage`.
  */
 export const INPUT_META = 'taskhandle/input';
+/**
+ * Where it puts the task's generation (the generations extension, docs/generations.md): the number
+ * `tasks/get` long-polls past (`_meta["taskhandle/currentGeneration"]`) and `tasks/cancel` and
+ * `tasks/update` apply at (`_meta["taskhandle/ifGenerationMatch"]`).
+ */
+export const GENERATION_META = 'taskhandle/generation';
 
 /** What every MCP revision's task shows: id, status (STATE_NAMES' `mcp` column), message, times. */
 function common(r: TaskRecord) {
@@ -26,9 +32,10 @@ function common(r: TaskRecord) {
     ...(statusMessage ? { statusMessage } : {}),
     createdAt: handle.createdAt,
     lastUpdatedAt: handle.lastUpdatedAt,
-    ...(r.progress || r.queue || pending
-      ? {
-          _meta: {
+    _meta: {
+      [GENERATION_META]: r.lastSeq,
+      ...(r.progress || r.queue || pending
+        ? {
             ...(r.progress ? { [PROGRESS_META]: r.progress } : {}),
             ...(r.queue ? { [QUEUE_META]: r.queue } : {}),
             ...(pending
@@ -36,9 +43,9 @@ function common(r: TaskRecord) {
                   [INPUT_META]: { key: pending.key, requestedSchema: pending.request.params.requestedSchema },
                 }
               : {}),
-          },
-        }
-      : {}),
+          }
+        : {}),
+    },
   };
 }
 

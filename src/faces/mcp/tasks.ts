@@ -1,14 +1,21 @@
 import { z } from 'zod';
 import { isEngineError } from '../../engine/errors.js';
+import { generationMismatch } from '../../engine/generation.js';
 import { isTerminal, type TaskRecord } from '../../engine/task.js';
 import { answerTask } from '../answer.js';
+import { generationOf, pollWaitMs } from '../generation.js';
+import { callerGone } from '../http/caller-gone.js';
 import { STATE_NAMES } from '../states.js';
 import type { Answer, Call } from './call.js';
 import { finalAnswer, follow } from './follow.js';
 import { answerParts, ElicitResult, pendingInput } from './input-request.js';
-import { CODE, invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
+import { CODE, engineRefusal, invalidParams, paramsOf, RpcRefusal } from './jsonrpc.js';
 import { callToolResult, taskError } from './result.js';
 import { extensionTask, legacyTask } from './task-shape.js';
+
+/** The `_meta` keys of the generations extension's conditions on MCP requests (docs/generations.md). */
+export const CURRENT_GENERATION_META = 'taskhandle/currentGeneration';
+export const IF_GENERATION_MATCH_META = 'taskhandle/ifGenerationMatch';
 
 const TaskParams = z.object({ taskId: z.string().min(1).max(200) });
 const ListParams = z.object({ cursor: z.string().max(2000).optional() });
@@ -17,9 +24,34 @@ const PAGE_SIZE = 50;
 
 const taskIdOf = (c: Call) => paramsOf(TaskParams, c.params, '{"taskId": string}').taskId;
 
-/** `tasks/get`: the task (2025-11-25), or the extension's detailed task: result, error or input requests. */
+/** A generation the request's `_meta` names under `key` (docs/generations.md), checked. */
+function metaGeneration(c: Call, key: string): number | undefined {
+  const meta = c.params._meta;
+  const value =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[key] : undefined;
+  const n = generationOf(value, `params._meta["${key}"]`);
+  if (typeof n === 'object') throw invalidParams(n.problem);
+  return n;
+}
+
+/**
+ * `tasks/get`: the task (2025-11-25), or the extension's detailed task: result, error or input
+ * requests. With `_meta["taskhandle/currentGeneration"]`, a long poll: answered once the task's
+ * generation passes it, or after 30 s (less with `Prefer: wait=N`).
+ */
 export async function getTask(c: Call): Promise<Answer> {
-  const r = await c.o.engine.record(c.owner, taskIdOf(c));
+  const id = taskIdOf(c);
+  const after = metaGeneration(c, CURRENT_GENERATION_META);
+  if (after !== undefined) {
+    await c.o.engine.awaitGeneration(
+      c.owner,
+      id,
+      after,
+      pollWaitMs(c.req.headers.prefer),
+      callerGone(c.res, c.o.shutdown),
+    );
+  }
+  const r = await c.o.engine.record(c.owner, id);
   if (c.revision.kind === 'handshake') return legacyTask(r);
   return { resultType: 'complete', ...(await detailedTask(c, r)) };
 }
@@ -97,14 +129,19 @@ export async function listTasks(c: Call): Promise<Answer> {
  * refuses a finished one (-32602); the extension acknowledges (an empty result) whatever the state.
  */
 export async function cancelTask(c: Call): Promise<Answer> {
+  const ifGeneration = metaGeneration(c, IF_GENERATION_MATCH_META);
   const current = await c.o.engine.record(c.owner, taskIdOf(c));
+  // A condition is said before the task's state (RFC 9110 section 13.2.2 orders HTTP's so).
+  if (ifGeneration !== undefined && ifGeneration !== current.lastSeq) {
+    throw engineRefusal(generationMismatch(current.id, ifGeneration, current.lastSeq));
+  }
   if (isTerminal(current.state)) {
     if (c.revision.kind === 'stateless') return { resultType: 'complete' };
     throw invalidParams(
       `Task ${current.id} is already ${STATE_NAMES[current.state].mcp}; it cannot be cancelled`,
     );
   }
-  const view = await c.o.engine.cancel(c.owner, current.id).catch((err: unknown) => {
+  const view = await c.o.engine.cancel(c.owner, current.id, ifGeneration).catch((err: unknown) => {
     if (isEngineError(err) && err.code === 'task-not-cancelable') return undefined; // it just ended
     throw err;
   });
@@ -128,6 +165,7 @@ export async function updateTask(c: Call): Promise<Answer> {
     c.params,
     '{"taskId": string, "inputResponses": {key: {action, content}}}',
   );
+  const ifGeneration = metaGeneration(c, IF_GENERATION_MATCH_META);
   const own = await c.o.engine.record(c.owner, p.taskId).catch((err: unknown) => {
     if (isEngineError(err) && err.code === 'task-not-found') return undefined;
     throw err;
@@ -135,7 +173,7 @@ export async function updateTask(c: Call): Promise<Answer> {
   if (own) {
     const pending = pendingInput(own);
     const response = pending && p.inputResponses[pending.key];
-    if (response) await respond(c, own.id, response);
+    if (response) await respond(c, own.id, response, ifGeneration);
     return acknowledged(c);
   }
   const responses = Object.values(p.inputResponses);
@@ -145,7 +183,7 @@ export async function updateTask(c: Call): Promise<Answer> {
       'Failed to retrieve task: Task not found (it never existed, expired, or is not yours)',
     );
   }
-  await answerTask(c.o.engine, c.o.audit, c.principal, p.taskId, answerParts(only.content));
+  await answerTask(c.o.engine, c.o.audit, c.principal, p.taskId, answerParts(only.content), ifGeneration);
   return acknowledged(c);
 }
 
@@ -164,17 +202,21 @@ export async function respond(
   c: Call | Pick<Call, 'o' | 'owner' | 'principal'>,
   taskId: string,
   r: ElicitResult,
+  /** `tasks/update`'s `_meta["taskhandle/ifGenerationMatch"]`: a stale one is refused, not ignored. */
+  ifGeneration?: number,
 ) {
   if (r.action === 'cancel') return;
   try {
     if (r.action === 'accept') {
-      await answerTask(c.o.engine, c.o.audit, c.principal, taskId, answerParts(r.content));
+      await answerTask(c.o.engine, c.o.audit, c.principal, taskId, answerParts(r.content), ifGeneration);
       return;
     }
-    await c.o.engine.cancel(c.owner, taskId);
+    await c.o.engine.cancel(c.owner, taskId, ifGeneration);
     c.o.audit('cancel', c.principal, taskId);
   } catch (err) {
-    // Eventually consistent, as the SEP allows: a task that moved on meanwhile takes no answer.
+    // Eventually consistent, as the SEP allows: a task that moved on meanwhile takes no answer. A
+    // condition the caller set is its own question, answered.
     if (!isEngineError(err) || err.code === 'shutting-down') throw err;
+    if (err.code === 'task-generation-mismatch') throw engineRefusal(err);
   }
 }

@@ -155,6 +155,7 @@ export class PostgresStore implements TaskStore {
       w.approver ?? null,
       w.retry?.runAfter ?? null,
       w.retry?.reason ?? null,
+      w.generation ?? null,
     ];
     const written = (row: TaskRow | undefined): WriteResult | undefined =>
       row && { record: toRecord(row), events: logged(row, row.last_seq - w.events.length + 1, w.events) };
@@ -376,8 +377,14 @@ export class PostgresStore implements TaskStore {
     await this.#db.query(Q.releaseLease, [taskId, leaseToken]);
   }
 
-  async requestCancel(taskId: string): Promise<void> {
-    await this.#db.query(Q.requestCancel, [taskId, this.#channel, notice.cancel(this.#instance, taskId)]);
+  async requestCancel(taskId: string, generation?: number): Promise<boolean> {
+    const marked = await this.#db.query(Q.requestCancel, [
+      taskId,
+      this.#channel,
+      notice.cancel(this.#instance, taskId),
+      generation ?? null,
+    ]);
+    return marked.length > 0;
   }
 
   async listWaiting(

@@ -108,7 +108,8 @@ const SQL = {
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
   // $15 ordinals of the events webhooks hear by default, $16 channel, $17 notice, $18 stored bytes,
-  // $19 the approver whose grant the write needs, $20 run_after, $21 a retried run's reason.
+  // $19 the approver whose grant the write needs, $20 run_after, $21 a retried run's reason,
+  // $22 the generation (last_seq) the caller's condition names.
   // One guarded statement per write: state, lease, event counter, log and outbox move together.
   guardedWrite: `WITH u AS (UPDATE tasks SET
       state = COALESCE($3, state),
@@ -129,6 +130,7 @@ const SQL = {
         ELSE (COALESCE(retry_reasons, '[]')::jsonb || to_jsonb($21::text))::text END
     WHERE id = $1 AND state = ANY($2::text[]) AND ($7::text IS NULL OR lease_token = $7)
       AND ($19::text IS NULL OR approvers::jsonb ? $19)
+      AND ($22::bigint IS NULL OR last_seq = $22)
     RETURNING *),
   e AS (INSERT INTO events (task_id, seq, kind, at, payload)
     SELECT u.id, u.last_seq - $9 + x.ord, x.kind, $10, x.payload
@@ -228,7 +230,9 @@ const SQL = {
     RETURNING cancel_requested`,
   releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
     WHERE id = $1 AND lease_token = $2`,
-  requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = $1 RETURNING pg_notify($2, $3)',
+  // $4: the generation (last_seq) a conditional cancel names, checked in the same statement.
+  requestCancel: `UPDATE tasks SET cancel_requested = 1
+    WHERE id = $1 AND ($4::bigint IS NULL OR last_seq = $4) RETURNING pg_notify($2, $3)`,
   waiting: `SELECT * FROM tasks WHERE state = 'input-required' AND expires_at > $3
       AND (owner = $1 OR ($2::text IS NOT NULL AND approvers::jsonb ? $2))
     ORDER BY updated_at LIMIT $4`,

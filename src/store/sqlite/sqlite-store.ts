@@ -206,6 +206,7 @@ export class SqliteStore implements TaskStore {
         approver: w.approver ?? null,
         run_after: w.retry?.runAfter ?? null,
         retry_reason: w.retry?.reason ?? null,
+        generation: w.generation ?? null,
       }) as TaskRow | undefined;
       if (!row) return undefined;
       if (dedupe) this.#q.insertMessageId.run(dedupe.owner, dedupe.messageId, w.taskId);
@@ -398,8 +399,10 @@ export class SqliteStore implements TaskStore {
     await this.#writes.run(() => this.#q.releaseLease.run(taskId, leaseToken));
   }
 
-  async requestCancel(taskId: string): Promise<void> {
-    await this.#writes.run(() => this.#q.requestCancel.run(taskId));
+  async requestCancel(taskId: string, generation?: number): Promise<boolean> {
+    return this.#writes.run(
+      () => this.#q.requestCancel.run({ id: taskId, generation: generation ?? null }).changes > 0,
+    );
   }
 
   async listWaiting(

@@ -72,6 +72,7 @@ const SQL = {
     WHERE id = @id AND state IN (SELECT value FROM json_each(@from))
       AND (@lease_token IS NULL OR lease_token = @lease_token)
       AND (@approver IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @approver))
+      AND (@generation IS NULL OR last_seq = @generation)
     RETURNING *`,
   viewEvents: "SELECT seq, at, payload FROM events WHERE task_id = ? AND kind <> 'progress' ORDER BY seq",
   readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?',
@@ -130,7 +131,8 @@ const SQL = {
     RETURNING cancel_requested`,
   releaseLease: `UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = 0
     WHERE id = ? AND lease_token = ?`,
-  requestCancel: 'UPDATE tasks SET cancel_requested = 1 WHERE id = ?',
+  requestCancel: `UPDATE tasks SET cancel_requested = 1
+    WHERE id = @id AND (@generation IS NULL OR last_seq = @generation)`,
   expired: 'SELECT id, owner, stored_bytes FROM tasks WHERE expires_at <= ? LIMIT ?',
   waiting: `SELECT * FROM tasks WHERE state = 'input-required' AND expires_at > @now
       AND (owner = @owner OR (@name IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(tasks.approvers) WHERE value = @name)))

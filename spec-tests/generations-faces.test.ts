@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { skillMessage, startTask, V1 } from './a2a.js';
+import { type Cluster, startCluster } from './cluster.js';
+import { asTask, failure, GRPC, grpcClient } from './grpc.js';
+import { type Agent, launch } from './harness.js';
+import { skipWithoutPostgres } from './postgres.js';
+
+/**
+ * The task-generations extension on the faces generations.test.ts does not cover: gRPC (call
+ * metadata), MCP (`_meta`), the bound on waiting polls (MAX_STREAMS), and two instances on one
+ * PostgreSQL database (a change on one wakes a poll waiting on the other).
+ */
+const GEN = 'https://taskhandle.dev/extensions/task-generations/v1';
+const GRPC_ABORTED = 10;
+
+// biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
+type Json = Record<string, any>;
+const generationOf = (task: { metadata?: Json }): number => task.metadata?.[GEN].generation;
+
+const waitingTask = async (agent: Agent) => {
+  const task = await startTask(agent, skillMessage('approval', { action: 'Deploy v2' }));
+  return agent.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
+};
+
+describe('generations over gRPC and MCP', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { GRPC_PORT: '0' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('gRPC: the task shows its generation; a stale if-generation-match is ABORTED, a current one cancels', async () => {
+    const client = await grpcClient(agent.as('alice'));
+    const task = await waitingTask(agent.as('alice'));
+    const got = asTask(await client.getTask({ tenant: '', id: task.id, historyLength: undefined }));
+    const current = generationOf(got);
+    expect(current).toBe(generationOf(task));
+    const stale = await failure(
+      client.cancelTask(
+        { tenant: '', id: task.id, metadata: undefined },
+        { serviceParameters: { 'if-generation-match': String(current - 1) } },
+      ),
+    );
+    expect(stale.status).toBe(GRPC_ABORTED);
+    expect(stale.message).toMatch(/generation mismatch/);
+    const bad = await failure(
+      client.getTask(
+        { tenant: '', id: task.id, historyLength: undefined },
+        { serviceParameters: { 'current-generation': 'later' } },
+      ),
+    );
+    expect(bad.status).toBe(GRPC.INVALID_ARGUMENT);
+    // A long poll nothing passes ends with its wait, with the task as it stands.
+    const polled = asTask(
+      await client.getTask(
+        { tenant: '', id: task.id, historyLength: undefined },
+        { serviceParameters: { 'current-generation': String(current), prefer: 'wait=1' } },
+      ),
+    );
+    expect(generationOf(polled)).toBe(current);
+    const canceled = await client.cancelTask(
+      { tenant: '', id: task.id, metadata: undefined },
+      { serviceParameters: { 'if-generation-match': String(current) } },
+    );
+    expect(generationOf(canceled)).toBeGreaterThan(current);
+  });
+
+  const mcp = async (method: string, params: Json, meta: Json = {}) => {
+    const res = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': method,
+        ...(typeof (params.taskId ?? params.name) === 'string'
+          ? { 'Mcp-Name': params.taskId ?? params.name }
+          : {}),
+        Authorization: `Bearer ${agent.keys.alice}`,
+        Prefer: 'wait=1',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {
+              extensions: { 'io.modelcontextprotocol/tasks': {} },
+            },
+            ...meta,
+          },
+        },
+      }),
+    });
+    return (await res.json()) as Json;
+  };
+
+  it('MCP: tasks show _meta["taskhandle/generation"]; tasks/get long-polls it; tasks/cancel takes the condition', async () => {
+    const task = await waitingTask(agent.as('alice'));
+    const got = await mcp('tasks/get', { taskId: task.id });
+    const current = got.result._meta['taskhandle/generation'];
+    expect(current).toBe(generationOf(task));
+    const polled = await mcp('tasks/get', { taskId: task.id }, { 'taskhandle/currentGeneration': current });
+    expect(polled.result._meta['taskhandle/generation']).toBe(current);
+    const stale = await mcp(
+      'tasks/cancel',
+      { taskId: task.id },
+      { 'taskhandle/ifGenerationMatch': current - 1 },
+    );
+    expect(stale.error).toMatchObject({ code: -32010, data: { currentGeneration: String(current) } });
+    const done = await mcp('tasks/cancel', { taskId: task.id }, { 'taskhandle/ifGenerationMatch': current });
+    expect(done.error).toBeUndefined();
+    expect((await mcp('tasks/get', { taskId: task.id })).result.status).toBe('cancelled');
+  });
+});
+
+describe('waiting polls count against MAX_STREAMS', () => {
+  let agent: Agent;
+  beforeAll(async () => {
+    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { MAX_STREAMS: '2' } });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it("a third waiting poll is refused as a third stream is, in each face's shape; an answered poll frees its slot", async () => {
+    const alice = agent.as('alice');
+    const task = await waitingTask(alice);
+    const seen = generationOf(task);
+    const poll = () => alice.rpc('GetTask', { id: task.id, currentGeneration: seen }, V1);
+    // Two wait (up to 30 s); the test ends them with the answer below.
+    const waiting = [poll(), poll()];
+    let refused = await poll();
+    for (let i = 0; i < 50 && !refused.body.error; i++) refused = await poll(); // until both wait
+    expect(refused.body.error.code).toBe(-32054);
+    expect(refused.body.error.message).toMatch(/MAX_STREAMS/);
+    const rest = await fetch(`${agent.url}/rest/tasks/${task.id}?currentGeneration=${seen}`, {
+      headers: { ...alice.credentials, 'A2A-Version': '1.0' },
+    });
+    expect(rest.status).toBe(429);
+    const jobs = await fetch(`${agent.url}/v1/jobs/${task.id}`, {
+      headers: { ...alice.credentials, 'If-None-Match': `"${seen}"`, Prefer: 'wait=5' },
+    });
+    expect(jobs.status).toBe(429);
+    // Bob's polls are his own; a poll answered at once takes no slot.
+    const bobs = await waitingTask(agent.as('bob'));
+    const bobPoll = await agent
+      .as('bob')
+      .rpc(
+        'GetTask',
+        { id: bobs.id, currentGeneration: generationOf(bobs) },
+        { ...V1, headers: { Prefer: 'wait=1' } },
+      );
+    expect(bobPoll.body.error).toBeUndefined();
+    expect(
+      (await alice.rpc('GetTask', { id: task.id, currentGeneration: seen - 1 }, V1)).body.error,
+    ).toBeUndefined();
+
+    await alice.rpc(
+      'SendMessage',
+      {
+        message: {
+          messageId: crypto.randomUUID(),
+          role: 'ROLE_USER',
+          taskId: task.id,
+          parts: [{ text: 'approve' }],
+        },
+        configuration: { returnImmediately: true },
+      },
+      V1,
+    );
+    for (const answered of await Promise.all(waiting)) {
+      expect(generationOf(answered.body.result)).toBeGreaterThan(seen);
+    }
+    const again = await alice.rpc('GetTask', { id: task.id, currentGeneration: seen }, V1);
+    expect(again.body.error).toBeUndefined();
+  }, 25_000);
+});
+
+const noPostgres = await skipWithoutPostgres();
+
+describe.skipIf(noPostgres !== undefined)('long polls across two instances on one PostgreSQL', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster(2, { apiKeys: { alice: 'acme' } });
+  });
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it('a change made on instance B wakes a poll waiting on instance A', { timeout: 20_000 }, async () => {
+    const [a, b] = cluster.agents as [Agent, Agent];
+    const task = await waitingTask(a);
+    const seen = generationOf(task);
+    // It may wait 30 s, longer than this test may take: only B's change can answer it in time.
+    const polls = [
+      a.rpc('GetTask', { id: task.id, currentGeneration: seen }, V1),
+      fetch(`${a.url}/v1/jobs/${task.id}`, {
+        headers: { ...a.credentials, 'If-None-Match': `"${seen}"`, Prefer: 'wait=30' },
+      }),
+    ] as const;
+    await new Promise((r) => setTimeout(r, 300));
+    const answered = await b.rpc(
+      'SendMessage',
+      {
+        message: {
+          messageId: crypto.randomUUID(),
+          role: 'ROLE_USER',
+          taskId: task.id,
+          parts: [{ text: 'approve' }],
+        },
+        configuration: { returnImmediately: true },
+      },
+      V1,
+    );
+    expect(answered.body.error).toBeUndefined();
+    const [rpc, job] = await Promise.all(polls);
+    expect(generationOf(rpc.body.result)).toBeGreaterThan(seen);
+    expect(job.status).toBe(200);
+    // A conditional cancel made on A with the generation B's answer moved past: refused.
+    const stale = await a.rpc('CancelTask', { id: task.id, ifGenerationMatch: seen }, V1);
+    expect(stale.body.error.code).toBe(-32010);
+  });
+});
