@@ -96,6 +96,9 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       capabilities: { tools: {}, extensions: { [EXTENSION]: {} } },
       _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
       instructions: expect.any(String),
+      // Cacheable (2026-07-28): the same answer for every caller.
+      ttlMs: 3_600_000,
+      cacheScope: 'public',
     });
   });
 
@@ -131,7 +134,15 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       lastUpdatedAt: ISO,
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
-      _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+      // Made queued (the runner takes it next): where it stands, as tasks/get would say then.
+      _meta: {
+        'io.modelcontextprotocol/serverInfo': SERVER_INFO,
+        'taskhandle/queue': {
+          position: expect.any(Number),
+          ahead: expect.any(Number),
+          reason: 'no free slot',
+        },
+      },
     });
     expect((await get(body.result.taskId)).result.taskId).toBe(body.result.taskId);
   });
@@ -156,7 +167,8 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       lastUpdatedAt: ISO,
       ttlMs: 86_400_000,
       pollIntervalMs: 1000,
-      result: { content: [{ type: 'text', text: 'Slept 3 s' }], isError: false },
+      // 2026-07-28's CallToolResult, whose resultType is required.
+      result: { resultType: 'complete', content: [{ type: 'text', text: 'Slept 3 s' }], isError: false },
       _meta: {
         'taskhandle/progress': { percent: 100 },
         'io.modelcontextprotocol/serverInfo': SERVER_INFO,
@@ -210,6 +222,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     });
     const done = await until(taskId, 'completed');
     expect(done.result).toEqual({
+      resultType: 'complete',
       content: [{ type: 'text', text: 'Approved by acme/alice' }],
       isError: false,
     });
@@ -227,6 +240,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     );
     const done = await until(taskId, 'completed');
     expect(done.result).toEqual({
+      resultType: 'complete',
       content: [{ type: 'text', text: 'Rejected by acme/alice: no' }],
       isError: true,
     });
@@ -359,11 +373,13 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     expect((await mcp(agent, 'tasks/get', { taskId: 'nope' }, as(alice))).body.error).toEqual(NOT_FOUND);
   });
 
-  it('tasks/result and tasks/list are not part of the extension: -32601', async () => {
+  it('tasks/result and tasks/list are not part of the extension: -32601 with HTTP 404, as any method 2026-07-28 lacks', async () => {
     const taskId = await create('sleep', { seconds: 0 });
     const result = await mcp(agent, 'tasks/result', { taskId }, as(alice));
     expect(result.body.error.code).toBe(-32601);
-    expect((await mcp(agent, 'tasks/list', {}, as(alice))).body.error.code).toBe(-32601);
+    expect(result.status).toBe(404);
+    const list = await mcp(agent, 'tasks/list', {}, as(alice));
+    expect([list.status, list.body.error.code]).toEqual([404, -32601]);
   });
 
   it('malformed per-request fields: no client capabilities is -32602, an unknown version -32022 (both HTTP 400)', async () => {

@@ -1,6 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
+import { base64url, createLocalJWKSet, flattenedVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   artifactText,
@@ -201,6 +203,48 @@ describe.skipIf(noPostgres !== undefined)('several instances on one PostgreSQL s
       const other = urls.find((u) => u !== signer) as string;
       const claims = await hook.verify(other, r, { issuer: signer });
       expect(claims).toMatchObject({ taskId: t.id, notificationId: r.headers['x-a2a-notification-id'] });
+    }
+  });
+
+  it("the agent card of each instance verifies against any instance's card JWKS (one shared KEYS_DIR/card)", async () => {
+    const payloadOf = (card: Record<string, unknown>) => {
+      const { signatures: _, ...unsigned } = card;
+      return base64url.encode(canonicalize(unsigned) ?? '');
+    };
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      // B and C started at once may each have made a first key; each instance's next reload (10 s)
+      // publishes both, and signs with both.
+      const sets = await Promise.all(
+        [a, b, c].map(
+          async (x) =>
+            (await (await fetch(`${x.url}/.well-known/agent-card-jwks.json`)).json()) as JSONWebKeySet,
+        ),
+      );
+      const kids = sets.map((set) =>
+        set.keys
+          .map((k) => k.kid)
+          .sort()
+          .join(' '),
+      );
+      if (kids.every((k) => k === kids[0])) break;
+      if (Date.now() > deadline)
+        throw new Error(`the instances publish different card keys: ${kids.join(' | ')}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    for (const signer of [a, b, c]) {
+      const card = (await (
+        await fetch(`${signer.url}/.well-known/agent-card.json`, { headers: V1 })
+      ).json()) as Record<string, unknown> & {
+        signatures: { protected: string; signature: string }[];
+      };
+      for (const other of [a, b, c]) {
+        const keys = (await (
+          await fetch(`${other.url}/.well-known/agent-card-jwks.json`)
+        ).json()) as JSONWebKeySet;
+        for (const signature of card.signatures)
+          await flattenedVerify({ payload: payloadOf(card), ...signature }, createLocalJWKSet(keys));
+      }
     }
   });
 

@@ -9,6 +9,7 @@ import { loadConfig } from './config/settings.js';
 import type { AnySkill } from './engine/skill.js';
 import { routeOutputToLogger } from './logging/route.js';
 import { rotateSigningKey } from './push/signing-keys.js';
+import { cardKeysDir } from './server/card-keys.js';
 import { startTracing } from './telemetry/sdk.js';
 
 /** The server's logger, once `serve` has made it: a failed start after that is its `fatal` record. */
@@ -40,8 +41,15 @@ async function main(): Promise<void> {
     return;
   }
   if (command.name === 'keys rotate') {
-    const { keysDir } = loadConfig();
-    console.log(JSON.stringify({ rotated: true, kid: await rotateSigningKey(keysDir), dir: keysDir }));
+    const config = loadConfig();
+    const dir = command.card ? cardKeysDir(config.keysDir) : config.keysDir;
+    if (command.card && config.CARD_SIGNING === 'false')
+      throw new ConfigError('CARD_SIGNING=false: the card is not signed, so it has no key to rotate');
+    if (command.card && config.CARD_SIGNING_KEY_FILE !== undefined)
+      throw new ConfigError(
+        `CARD_SIGNING_KEY_FILE=${config.CARD_SIGNING_KEY_FILE}: the card is signed with your key; to rotate, put the new key in that file beside the old one (a JWK Set), and take the old one out later`,
+      );
+    console.log(JSON.stringify({ rotated: true, kid: await rotateSigningKey(dir), dir }));
     return;
   }
   if (command.name === 'api-keys add') {

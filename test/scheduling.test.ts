@@ -1,6 +1,7 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { tenantOf } from '../src/auth/principal.js';
 import type { ClaimPolicy } from '../src/engine/fair-share.js';
+import type { TaskRecord } from '../src/engine/task.js';
 import { handleOf } from '../src/faces/handle.js';
 import { call, type Harness, harness, submit, thrown } from './engine-harness.js';
 import { tempDirs, waitFor } from './helpers.js';
@@ -85,7 +86,58 @@ describe('where a queued task stands', () => {
     const second = await submit(h.engine, call('short', {}), CAROL);
     h.startRunner({ concurrency: 4 });
     await started(first);
+    // The counts its create made are kept up to a second: past it, where it stands now.
+    skew += 1_000;
     expect((await queueOf(CAROL, second)).queue?.reason).toBe('skill limit');
+  });
+});
+
+describe('a create and a list page show where a task stands', () => {
+  it('the create answers with its standing, counted in its own write: a poll right after counts nothing again', async () => {
+    open();
+    const created = [];
+    for (let i = 0; i < 3; i++)
+      created.push((await h.engine.submit({ owner: ALICE, skill: 'short', input: {} })).view);
+    expect(created.map((v) => v.record.queue)).toEqual([
+      { position: 1, ahead: 0, reason: 'no free slot' },
+      { position: 2, ahead: 1, reason: 'no free slot' },
+      { position: 3, ahead: 2, reason: 'no free slot' },
+    ]);
+    const counted = vi.spyOn(h.store, 'queueCounts');
+    const stamps = vi.spyOn(h.store, 'getTaskStamp');
+    for (const view of created) {
+      const { id } = view.record;
+      expect(await queueOf(ALICE, id)).toEqual(handleOf(view.record));
+      await h.engine.version(ALICE, id);
+    }
+    expect(counted).not.toHaveBeenCalled();
+    expect(stamps.mock.calls.map(([, , queue]) => queue)).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('each queued item of a list page shows what a read of it shows, counted once for the page', async () => {
+    open();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit(h.engine, call('short', {}), ALICE));
+    h.startRunner({ concurrency: 1 });
+    await started(ids[0] as string);
+    const counted = vi.spyOn(h.store, 'queueCounts');
+    for (const historyLength of [0, undefined]) {
+      const { views, page } = await h.engine.list(ALICE, {
+        pageSize: 10,
+        historyLength,
+        withArtifacts: false,
+      });
+      const byId = new Map(views.map((v) => [v.record.id, v.record]));
+      expect(byId.get(ids[0] as string)?.queue).toBeUndefined();
+      expect(ids.slice(1).map((id) => byId.get(id)?.queue)).toEqual([
+        { position: 1, ahead: 0, reason: 'no free slot' },
+        { position: 2, ahead: 1, reason: 'no free slot' },
+        { position: 3, ahead: 2, reason: 'no free slot' },
+      ]);
+      expect(page.records.map((r) => r.queue)).toEqual(views.map((v) => v.record.queue));
+      for (const id of ids) expect(await queueOf(ALICE, id)).toEqual(handleOf(byId.get(id) as TaskRecord));
+    }
+    expect(counted).not.toHaveBeenCalled();
   });
 });
 
@@ -96,6 +148,9 @@ describe('priorities', () => {
     const { view } = await h.engine.submit({ owner: ALICE, skill: 'short', input: {}, priority: 3 });
     const urgent = view.record.id;
     expect(handleOf(view.record).priority).toBe(3);
+    expect(view.record.queue?.position).toBe(1);
+    // The plain task's standing, counted by its create, is kept up to a second: past it, behind.
+    skew += 1_000;
     expect((await queueOf(ALICE, urgent)).queue?.position).toBe(1);
     expect((await queueOf(ALICE, plain)).queue?.position).toBe(2);
     const [claimed] = await h.store.claim('w', h.engine.now(), 60_000, 1);

@@ -185,8 +185,8 @@ describe('SqliteStore specifics', () => {
     const path = freshPath();
     await openStore(path).close();
     const plan = inspect(path, (db) => {
-      const sql = prepareStatements(db).queueAhead.source;
-      const args = { owner: 'o', queue_at: 0, id: 't', now: 0, cap: 250 };
+      const sql = prepareStatements(db).queueCounts.source;
+      const args = { owner: 'o', queue_at: 0, id: 't', now: 0, cap: 250, tenant: 'o', skill: 's' };
       return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(args) as { detail: string }[]).map((r) => r.detail);
     });
     expect(plan.join('\n')).toMatch(

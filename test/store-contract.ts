@@ -7,6 +7,7 @@ import { leaseContract } from './store-contract/leases.js';
 import { operatorContract } from './store-contract/operator.js';
 import { pushContract } from './store-contract/push.js';
 import { readContract } from './store-contract/reads.js';
+import { standingContract } from './store-contract/standing.js';
 import { statsContract } from './store-contract/stats.js';
 import { writeContract } from './store-contract/writes.js';
 
@@ -34,6 +35,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     readContract(c);
     leaseContract(c);
     fairnessContract(c);
+    standingContract(c);
     pushContract(c);
     blobContract(c);
     statsContract(c);

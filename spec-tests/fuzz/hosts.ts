@@ -472,7 +472,7 @@ export function verdictOf(c: HostCase): Verdict {
 export function isPublic(r: FuzzRequest): boolean {
   if (!['GET', 'HEAD', 'OPTIONS'].includes(r.method)) return false;
   const path = r.path.split('?')[0] ?? '';
-  return /^\/(\.well-known\/(agent-card|jwks)\.json|healthz|(inbox|console)(\/([\w.-]+\.(js|css|html))?)?|v1\/openapi\.json|v1\/workers\/openapi\.json)?\/?$/i.test(
+  return /^\/(\.well-known\/(agent-card|jwks|agent-card-jwks)\.json|healthz|(inbox|console)(\/([\w.-]+\.(js|css|html))?)?|v1\/openapi\.json|v1\/workers\/openapi\.json)?\/?$/i.test(
     path,
   );
 }

@@ -107,6 +107,8 @@ export const STREAM_FACES = [
   'jobs-events',
   'mcp-call',
   'mcp-result',
+  // 2026-07-28's subscriptions/listen of the task: one stream, whatever its tasks.
+  'mcp-listen',
   'grpc-subscribe',
   // The inbox's change stream: not a task's, but one of its caller's streams all the same.
   'inbox-events',
@@ -239,6 +241,26 @@ function streamRequest(
         { ...headers, Accept: 'application/json, text/event-stream' },
         rpc('tasks/result', { taskId }),
       );
+    case 'mcp-listen':
+      return request(
+        'POST',
+        '/mcp',
+        {
+          ...headers,
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'subscriptions/listen',
+        },
+        rpc('subscriptions/listen', {
+          notifications: { taskIds: [taskId] },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {
+              extensions: { 'io.modelcontextprotocol/tasks': {} },
+            },
+          },
+        }),
+      );
   }
 }
 
@@ -326,7 +348,8 @@ async function openStream(
           : 'not the 429 problem naming MAX_STREAMS',
       );
     case 'mcp-call':
-    case 'mcp-result': {
+    case 'mcp-result':
+    case 'mcp-listen': {
       if (data?.error?.code === -32600 && TOO_MANY_STREAMS.test(data.error.message))
         return refused(undefined);
       return refused('not the MCP refusal -32600 naming MAX_STREAMS');

@@ -366,6 +366,34 @@ function mcpParams(k: Known): Record<string, fc.Arbitrary<unknown>> {
       taskId: field(taskId),
       inputResponses: field(fc.dictionary(fc.constantFrom('ask-1', 'ask-4', 'x'), answer, { maxKeys: 2 })),
     }),
+    'subscriptions/listen': withMeta({
+      notifications: field(
+        shape({
+          taskIds: optional(fc.array(taskId, { maxLength: 3 })),
+          toolsListChanged: optional(fc.constantFrom(true, false, 'yes')),
+          resourceSubscriptions: optional(fc.array(fc.string({ maxLength: 8 }), { maxLength: 2 })),
+        }),
+      ),
+    }),
+  };
+}
+
+/**
+ * The standard headers of a 2026-07-28 request, as its body says (else it is refused with -32020
+ * before its method runs): so that the fuzz reaches each method of that revision too.
+ */
+function modernHeaders(message: unknown): Record<string, string> {
+  const m = message as { method?: unknown; params?: Record<string, unknown> } | undefined;
+  const meta = m?.params?._meta as Record<string, unknown> | undefined;
+  if (meta?.['io.modelcontextprotocol/protocolVersion'] !== '2026-07-28' || typeof m?.method !== 'string')
+    return {};
+  const name = m.params?.taskId ?? m.params?.name;
+  // Only what a header can carry: fetch refuses to send a value with a control character at all.
+  const sendable = (v: unknown): v is string => typeof v === 'string' && /^[\x20-\x7e]*$/.test(v);
+  return {
+    'MCP-Protocol-Version': '2026-07-28',
+    ...(sendable(m.method) ? { 'Mcp-Method': m.method } : {}),
+    ...(sendable(name) ? { 'Mcp-Name': name } : {}),
   };
 }
 
@@ -415,7 +443,11 @@ function mcp(k: Known): fc.Arbitrary<FuzzRequest> {
       path,
       as,
       headers: usualHeaders
-        ? { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
+        ? {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            ...modernHeaders(message),
+          }
         : { ...headers, 'MCP-Protocol-Version': '2025-11-25' },
       body: text ?? json(message),
     }));
@@ -571,7 +603,15 @@ function inbox(k: Known): fc.Arbitrary<FuzzRequest> {
 function other(k: Known): fc.Arbitrary<FuzzRequest> {
   const seg = segmentOf(k.taskIds);
   const routes: Route[] = [
-    ['GET', fc.constantFrom('/healthz', '/.well-known/agent-card.json', '/.well-known/jwks.json')],
+    [
+      'GET',
+      fc.constantFrom(
+        '/healthz',
+        '/.well-known/agent-card.json',
+        '/.well-known/jwks.json',
+        '/.well-known/agent-card-jwks.json',
+      ),
+    ],
     ['GET', seg.map((s) => `/${s}`)],
     ['POST', seg.map((s) => `/${s}`), hostile],
     ['GET', fc.constantFrom('/%', '//', '/rest%2Fv1', '/v1%2Fjobs', '/..%2F..%2Fetc', '/?%ZZ')],

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
+import { describeChecks, verifyCardAt } from './card-verify.js';
 import type { A2AClient, Json } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { follow } from './follow.js';
@@ -243,4 +244,22 @@ function write(sink: NodeJS.WritableStream, piece: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     sink.write(piece, (err) => (err ? reject(err) : resolve()));
   });
+}
+
+/** `card verify URL`: checks the agent card's signatures (card-verify.ts); exit 9 when none verifies. */
+export async function card({ args, values, out }: CommandInput): Promise<number> {
+  const [sub, url, ...extra] = args;
+  if (sub !== 'verify')
+    throw new CliError(
+      EXIT.usage,
+      sub === undefined
+        ? 'give a subcommand: taskhandle card verify URL'
+        : `unknown subcommand "${sub}"; the only one is "verify"`,
+    );
+  if (!url || extra.length > 0)
+    throw new CliError(EXIT.usage, 'card verify: give exactly one URL (the card, or the agent)');
+  const result = await verifyCardAt({ url, version: values['a2a-version'] ?? '1.0', jwks: values.jwks });
+  if (values.json) println(out, JSON.stringify(result));
+  else for (const line of describeChecks(result)) println(out, line);
+  return result.verified ? EXIT.ok : EXIT.unverified;
 }

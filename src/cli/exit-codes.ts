@@ -21,6 +21,8 @@ export const EXIT = {
   refused: 7,
   /** `result` of a task that has not finished yet (still submitted or working). */
   notReady: 8,
+  /** `card verify`: the card has no signature that verifies (or none at all). */
+  unverified: 9,
   /** Ctrl-C (SIGINT) stopped the command; the task itself goes on (128 + SIGINT, as shells count). */
   interrupted: 130,
 } as const;

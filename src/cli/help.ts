@@ -5,7 +5,8 @@ const CONNECTION = `connection:
   --token TOKEN      sent as Authorization: Bearer (an API key or a JWT; env TASKHANDLE_TOKEN)`;
 
 const EXITS = `exit codes: 0 ok/completed, 1 task failed/rejected/canceled, 2 usage, 3 not found, 4 auth,
-  5 connection, 6 input required, 7 request refused, 8 not finished yet, 130 interrupted (docs/cli.md)`;
+  5 connection, 6 input required, 7 request refused, 8 not finished yet, 9 card not verified,
+  130 interrupted (docs/cli.md)`;
 
 export const COMMAND_HELP: Record<string, string> = {
   serve: `usage: taskhandle serve [--skills FILE[,FILE...]] [--conformance]
@@ -16,11 +17,23 @@ Runs the agent in the foreground until SIGTERM or Ctrl-C. Every setting comes fr
                      BUILTIN_SKILLS=none serves them alone
   --conformance      add the a2a-tck fixture skill and make it the default skill
 exit codes: 0 stopped cleanly, 1 failed, 2 usage, 78 a bad setting`,
-  keys: `usage: taskhandle keys rotate
+  keys: `usage: taskhandle keys rotate [--card]
 
 Makes a new webhook signing key in KEYS_DIR (run it with the server's settings). A running server
 signs with it within 10 s and keeps the old public key published until its tokens expire.
+  --card             the agent card's signing key instead (KEYS_DIR/card/): a running server signs
+                     the card with both keys within 10 s, the old one for CARD_KEY_OVERLAP_MS more
 exit codes: 0 ok, 2 usage, 78 a bad setting`,
+  card: `usage: taskhandle card verify URL [--a2a-version V] [--jwks URL] [--json]
+
+Checks an A2A agent card's signatures (spec 8.4): fetches the card (URL: the card, or the agent's
+base URL for its /.well-known/agent-card.json), canonicalizes it without "signatures" (RFC 8785),
+finds each signature's key through its jku and kid, and prints which key verified it or why not.
+Verified when at least one signature verifies. A jku off the card's own origin is not followed.
+  --a2a-version V    the card of this protocol version (default 1.0; 0.3 for the v0.3 card)
+  --jwks URL         trust this key set instead of the jku each signature names
+  --json             print the checks as JSON
+exit codes: 0 verified, 2 usage, 5 connection, 7 not a card, 9 no signature verifies`,
   'api-keys': `usage: taskhandle api-keys add --principal NAME --tenant NAME [--label TEXT]
 
 Makes an API key for a principal of a tenant, adds its hash to API_KEYS_FILE and prints the key
@@ -88,7 +101,7 @@ export const OVERVIEW = `usage: taskhandle <command> [options]
 
 server:
   serve              run the agent (settings from the environment; see README)
-  keys rotate        make a new webhook signing key
+  keys rotate        make a new webhook signing key (--card: the agent card's)
   api-keys add       make an API key for a principal of a tenant
   help [command]     this overview, or a command's options
 
@@ -99,6 +112,7 @@ client (speaks A2A v1.0 JSON-RPC to --url; works with any A2A agent):
   cancel <id>        cancel a task
   result <id>        write a completed task's artifacts (-o FILE)
   list               list your tasks
+  card verify URL    check an agent card's signatures (any A2A agent)
 
 Run taskhandle <command> --help (or taskhandle help <command>) for its options. Docs: docs/cli.md
 ${CONNECTION}

@@ -25,6 +25,7 @@ const OPTIONS: Record<keyof typeof COMMANDS, Options> = {
   list: { state: { type: 'string' }, 'page-size': { type: 'string' }, 'page-token': { type: 'string' } },
   result: { output: { type: 'string', short: 'o' } },
   watch: { 'retry-for': { type: 'string' }, 'last-event-id': { type: 'string' } },
+  card: { 'a2a-version': { type: 'string' }, jwks: { type: 'string' } },
 };
 
 const COMMANDS = {
@@ -34,6 +35,7 @@ const COMMANDS = {
   list: commands.list,
   result: commands.result,
   watch: commands.watch,
+  card: commands.card,
 };
 
 /** The commands main.ts runs itself (the server's); every other command line is runClient's. */

@@ -7,7 +7,7 @@ import { COMMAND_HELP } from './help.js';
 export type ServerCommand =
   /** `skills`: the --skills modules (given: they replace SKILLS). */
   | { name: 'serve'; conformance: boolean; skills?: string[] }
-  | { name: 'keys rotate' }
+  | { name: 'keys rotate'; card: boolean }
   | { name: 'api-keys add'; principal: string; tenant: string; label: string | undefined }
   /** `--help` of a server command: print `text` on stdout, exit 0. */
   | { name: 'help'; text: string };
@@ -63,11 +63,11 @@ export function parseServerCommand(argv: string[]): ServerCommand {
       return { name: 'serve', conformance: values.conformance === true, ...(skills && { skills }) };
     }
     case 'keys': {
-      const { positionals, values } = parseCommandLine(command, args, HELP);
+      const { positionals, values } = parseCommandLine(command, args, { ...HELP, card: { type: 'boolean' } });
       if (values.help) return { name: 'help', text: COMMAND_HELP.keys ?? '' };
       subcommand(command, positionals[0], 'rotate');
       noMore(`${command} rotate`, positionals.slice(1));
-      return { name: 'keys rotate' };
+      return { name: 'keys rotate', card: values.card === true };
     }
     case 'api-keys': {
       const { positionals, values } = parseCommandLine(command, args, {

@@ -209,10 +209,26 @@ export interface Settings {
    */
   pushPollMs?: number;
   /**
-   * the webhook signing keys (PostgreSQL: `./data/keys`; the same for every instance). Setting
-   * `KEYS_DIR`; default `keys/` beside the SQLite file.
+   * the webhook signing keys, and the agent card keys in its `card/` (PostgreSQL: `./data/keys`; the
+   * same for every instance). Setting `KEYS_DIR`; default `keys/` beside the SQLite file.
    */
   keysDir?: string;
+  /**
+   * `false`: serve the agent card unsigned (no `signatures`, no card JWKS). Setting `CARD_SIGNING`;
+   * default `true`.
+   */
+  cardSigning?: boolean;
+  /**
+   * your own card signing key: a PEM private key, a private JWK, or a JWK Set (each key signs); reread
+   * when it changes. Setting `CARD_SIGNING_KEY_FILE`; default unset: ES256 keys generated in
+   * `KEYS_DIR/card/`.
+   */
+  cardSigningKeyFile?: string;
+  /**
+   * after `taskhandle keys rotate --card`, the old card key stays published and goes on signing this
+   * long. Setting `CARD_KEY_OVERLAP_MS`; default `86400000` (24 h).
+   */
+  cardKeyOverlapMs?: number;
   /**
    * API keys (hashed): JSON array of `{principal, tenant, keyHash, label}`. Setting `API_KEYS_FILE`;
    * default (none).

@@ -210,8 +210,29 @@ const Env = z.object({
     .optional()
     .meta(
       doc(
-        'the webhook signing keys (PostgreSQL: `./data/keys`; the same for every instance)',
+        'the webhook signing keys, and the agent card keys in its `card/` (PostgreSQL: `./data/keys`; the same for every instance)',
         '`keys/` beside the SQLite file',
+      ),
+    ),
+  CARD_SIGNING: z
+    .enum(['true', 'false'])
+    .default('true')
+    .meta(doc('`false`: serve the agent card unsigned (no `signatures`, no card JWKS)')),
+  CARD_SIGNING_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        'your own card signing key: a PEM private key, a private JWK, or a JWK Set (each key signs); reread when it changes',
+        'unset: ES256 keys generated in `KEYS_DIR/card/`',
+      ),
+    ),
+  CARD_KEY_OVERLAP_MS: int(SECOND)
+    .default(DAY)
+    .meta(
+      doc(
+        'after `taskhandle keys rotate --card`, the old card key stays published and goes on signing this long',
       ),
     ),
   API_KEYS_FILE: z

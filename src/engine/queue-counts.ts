@@ -2,8 +2,8 @@ import type { QueueCounts } from './store-port.js';
 
 /** A queued task's counts are read again after this long at most (see {@link QueueCountsCache}). */
 const COUNTS_FRESH_MS = 1_000;
-/** Tasks whose counts are kept; past it the oldest entry goes. */
-const COUNTS_KEPT = 10_000;
+/** Tasks whose counts are kept at most; past it the oldest tenth goes (see `set`). */
+export const COUNTS_KEPT = 10_000;
 
 /**
  * The counts behind a queued task's standing, kept for a second per task. Counting the tasks ahead
@@ -28,12 +28,25 @@ export class QueueCountsCache {
     return entry !== undefined && now - entry.at < COUNTS_FRESH_MS;
   }
 
+  /**
+   * Keeps `id`'s counts, as the newest entry. Every create and list page sets some, so a flood of
+   * creates fills it: past COUNTS_KEPT the oldest tenth goes in one pass. One at a time cost each
+   * set 7 µs, not 0.35 (measured, Node 20): a Map's deleted entries stay until it is rebuilt, and
+   * each search for the oldest walked over all those deleted before it.
+   */
   set(id: string, version: string, counts: QueueCounts, now: number): void {
     this.#entries.delete(id);
     this.#entries.set(id, { version, at: now, counts });
-    if (this.#entries.size > COUNTS_KEPT) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
+    if (this.#entries.size <= COUNTS_KEPT) return;
+    let drop = COUNTS_KEPT / 10;
+    for (const oldest of this.#entries.keys()) {
+      this.#entries.delete(oldest);
+      if (--drop === 0) break;
     }
+  }
+
+  /** How many tasks' counts are kept now. */
+  get size(): number {
+    return this.#entries.size;
   }
 }

@@ -30,6 +30,22 @@ export async function withStanding(core: EngineContext, record: TaskRecord): Pro
 }
 
 /**
+ * The record as a read shows it, from counts its store read with it (a create's, a list page's):
+ * while `submitted`, with its standing. The counts are kept for a second (queue-counts.ts), so
+ * a poll right after counts nothing again. Without counts, or in another state, as stored.
+ */
+export function withCounts(
+  core: EngineContext,
+  record: TaskRecord,
+  counts: QueueCounts | undefined,
+  now: number,
+): TaskRecord {
+  if (record.state !== 'submitted' || !counts) return record;
+  core.queueCounts.set(record.id, stampKey(record), counts, now);
+  return { ...record, ...standing(core.claimPolicy, { ...record, counts }, now) };
+}
+
+/**
  * A poll's version read, with a queued task's standing: the stamp, and the counts in the same read
  * unless this task's were counted in the last second.
  */

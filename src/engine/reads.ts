@@ -4,7 +4,7 @@ import { type EngineContext, notFound, storeRefusals } from './context.js';
 import { EngineError, isEngineError } from './errors.js';
 import type { LoggedEvent } from './events.js';
 import { LIST_PAGE_BYTES, viewBytes } from './limits.js';
-import { stampWithStanding, withStanding } from './queue.js';
+import { AHEAD_COUNT_CAP, stampWithStanding, withCounts, withStanding } from './queue.js';
 import type { ListPage } from './store-port.js';
 import type { QueueStanding, TaskRecord, TaskState, TaskView } from './task.js';
 import { foldView } from './view.js';
@@ -76,9 +76,19 @@ export async function list(
     pageToken: o.pageToken,
     now: now(),
   };
-  const page = await storeRefusals(store.listTasks({ ...filter, pageSize: o.pageSize }));
+  // The page's queued tasks are counted once for the page, in its own read, not one read each.
+  const page = await storeRefusals(
+    store.listTasks({ ...filter, pageSize: o.pageSize, queueCap: AHEAD_COUNT_CAP }),
+  );
+  // Kept as they are shown: a view read below, or a poll right after, counts nothing again.
+  const records = page.records.map((r) => withCounts(core, r, page.queued?.get(r.id), filter.now));
   const needLog = o.withArtifacts || o.historyLength !== 0;
-  if (!needLog) return { views: page.records.map((r) => ({ record: r, artifacts: [], history: [] })), page };
+  if (!needLog) {
+    return {
+      views: records.map((r) => ({ record: r, artifacts: [], history: [] })),
+      page: { ...page, records },
+    };
+  }
   const views: TaskView[] = [];
   let bytes = 0;
   for (const r of page.records) {
@@ -97,7 +107,7 @@ export async function list(
       return { views, page: { ...shorter, records: views.map((v) => v.record) } };
     }
   }
-  return { views, page };
+  return { views, page: { ...page, records } };
 }
 
 /** One of the caller's artifacts as a file, read from the store a piece at a time. */

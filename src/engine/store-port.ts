@@ -43,6 +43,21 @@ export interface NewTask {
   maxActive?: number;
   /** The creating span's context, kept with the task (see TaskRecord.trace). */
   trace?: TraceCarrier;
+  /**
+   * Count the new task's standing too (the created result's `counts`, as `queueCounts` would),
+   * ahead counted up to this many, in the create's own transaction: its answer shows where it
+   * stands without a second read.
+   */
+  queueCap?: number;
+}
+
+/** What `createTask` did: the task made (or the one its messageId made before). */
+export interface Created {
+  result: WriteResult;
+  /** False when (owner, messageId) had made the task already: nothing was written. */
+  created: boolean;
+  /** Asked for with `queueCap` and the task made: what it waits behind as it was made. */
+  counts?: QueueCounts;
 }
 
 /**
@@ -159,12 +174,19 @@ export interface ListFilter {
   /** Opaque cursor from a previous page. */
   pageToken?: string;
   now: number;
+  /**
+   * Count the standing of the page's queued tasks too (`ListPage.queued`), ahead counted up to this
+   * many: once for the whole page, in the page's own read (a page with none queued counts nothing).
+   */
+  queueCap?: number;
 }
 
 export interface ListPage {
   records: TaskRecord[];
   nextPageToken: string;
   totalSize: number;
+  /** Asked for with `queueCap`: the counts of each queued task of the page, by id (as `queueCounts`). */
+  queued?: ReadonlyMap<string, QueueCounts>;
 }
 
 export interface LeaseStatus {
@@ -199,7 +221,7 @@ export interface TaskStore {
    * Inserts the task and its events atomically, or returns the task that (owner, messageId) already
    * made, unless that task has expired (then its messageId is free again).
    */
-  createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }>;
+  createTask(task: NewTask): Promise<Created>;
   /** The task that (owner, messageId) created or was answered with, if any. */
   findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined>;
   /** Records that (owner, messageId) was delivered to an existing task, with the write it caused. */

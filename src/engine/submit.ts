@@ -10,6 +10,7 @@ import {
 import { EngineError } from './errors.js';
 import type { CallerPolicy } from './grant.js';
 import { type NewPushConfig, pushConfigFor } from './push-configs.js';
+import { AHEAD_COUNT_CAP, withCounts } from './queue.js';
 import { get } from './reads.js';
 import type { Message, TaskView } from './task.js';
 import { foldView } from './view.js';
@@ -81,7 +82,7 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
   // No lookup of the key first: createTask answers a retry with the task it made, in the same
   // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
   const started = performance.now();
-  const { result, created } = await storeRefusals(
+  const { result, created, counts } = await storeRefusals(
     journal.store.createTask({
       id,
       contextId,
@@ -102,6 +103,8 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
       pushConfigs: s.push && [pushConfigFor(id, s.push, now)],
       maxActive: core.maxActiveTasks || undefined,
       trace: activeCarrier(),
+      // Where the new task stands, counted in its own transaction: its answer shows it, as a poll does.
+      queueCap: AHEAD_COUNT_CAP,
       events: [
         { kind: 'message', message: first },
         { kind: 'status', state: 'submitted' },
@@ -120,7 +123,8 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
   journal.observer.created(skill.id);
   journal.queued();
   // The write returned the whole new task: no need to read it back.
-  return { view: foldView(result.record, result.events, undefined, core.artifactUrl), created };
+  const record = withCounts(core, result.record, counts, now);
+  return { view: foldView(record, result.events, undefined, core.artifactUrl), created };
 }
 
 /** The caller's priority, checked against the server's bounds. */

@@ -225,6 +225,19 @@ export class SigningKeys {
     return { keys: this.keys.filter((k) => this.published(k, now)).map(publicJwk) };
   }
 
+  /**
+   * Every published key with its private key, the active one first: what signs an agent card (each
+   * published key signs it, so a card stays verifiable through a rotation; card-keys.ts).
+   */
+  async publishedSigners(now = this.clock()): Promise<{ kid: string; key: CryptoKey | Uint8Array }[]> {
+    const { kid: active } = this.active;
+    const kids = this.keys
+      .filter((k) => this.published(k, now))
+      .map((k) => k.kid)
+      .sort((a, b) => (a === active ? -1 : b === active ? 1 : a < b ? -1 : 1));
+    return Promise.all(kids.map(async (kid) => ({ kid, key: await this.cryptoKey(kid) })));
+  }
+
   /** A compact JWS for one delivery attempt (a fresh jti each call). */
   async sign(claims: NotificationClaims, now = this.clock()): Promise<string> {
     const { kid } = this.active;

@@ -9,12 +9,14 @@ import type { RemoteSkill, Skill } from '../engine/skill.js';
 import { type PublishedCard, publishCard } from '../faces/a2a/agent-card.js';
 import type { GrpcSide } from '../faces/a2a/grpc.js';
 import { renderNotification } from '../faces/a2a/push-body.js';
+import { signPublished } from '../faces/a2a/signed-card.js';
 import { listenMetrics, metricsEndpoint } from '../metrics/endpoint.js';
 import { PushDispatcher } from '../push/dispatcher.js';
 import { SigningKeys } from '../push/signing-keys.js';
 import { setAgentName } from '../telemetry/tracing.js';
 import { installZodWords } from '../words/zod-words.js';
 import { type Backend, buildBackend } from './backend.js';
+import { CARD_JWKS_PATH, type CardKeys, openCardKeys } from './card-keys.js';
 import { buildHttp, type HttpSide } from './http.js';
 import { listeningLine } from './listening.js';
 import { offeredSkills } from './skills.js';
@@ -107,6 +109,7 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
   let url: string;
   let card: PublishedCard;
   let signing: SigningKeys;
+  let cardKeys: CardKeys | undefined;
   let grpcFace: { address: string; tls: boolean } | undefined;
   try {
     port = listen ? await listenOn(http.server, config) : undefined;
@@ -129,19 +132,46 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
     signing = await SigningKeys.open(config.keysDir, { issuer: url, logger }).catch((err: Error) => {
       throw new ConfigError(`KEYS_DIR=${config.keysDir}: cannot use the signing keys (${err.message})`);
     });
+    cardKeys = await openCardKeys(config, logger);
+    if (cardKeys) card = await signPublished(card, cardKeys.signers(), `${url}${CARD_JWKS_PATH}`);
   } catch (err) {
     await undo();
     throw err;
   }
-  http.publish(card, signing);
+  http.publish(card, signing, cardKeys);
   setAgentName(card.sdk.name);
   const keysReload = setInterval(() => {
     signing
       .reload()
       .then(() => signing.prune())
       .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
+    resignCard();
   }, KEYS_RELOAD_MS);
   keysReload.unref();
+  // A card key rotated (`taskhandle keys rotate --card`, a new CARD_SIGNING_KEY_FILE) or past its
+  // overlap: the card is signed again with the keys now published, and served with them at once.
+  let resigning = false;
+  function resignCard(): void {
+    const keys = cardKeys;
+    if (!keys || resigning) return;
+    resigning = true;
+    keys
+      .reload()
+      .then(async (changed) => {
+        if (!changed) return;
+        const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+        card = await signPublished(card, keys.signers(), `${url}${CARD_JWKS_PATH}`, now);
+        http.publish(card, signing, keys);
+        logger.info(
+          { kids: keys.signers().map((s) => s.kid) },
+          'agent card: signed again with the keys now published',
+        );
+      })
+      .catch((err: unknown) => logger.error({ err }, 'agent card: reloading its signing keys failed'))
+      .finally(() => {
+        resigning = false;
+      });
+  }
   const dispatcher = pushDispatcher(backend, config, signing, logger);
   backend.journal.onPushQueued(() => dispatcher.nudge());
   backend.runner.start();

@@ -1,15 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { AgentCard } from '@a2a-js/sdk';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
 import { LEGACY_CARD_PATH, type PublishedCard } from '../faces/a2a/agent-card.js';
-import { INTERNAL_MESSAGE } from '../faces/a2a/errors.js';
+import { INTERNAL_MESSAGE, type Transport } from '../faces/a2a/errors.js';
 import { jsonRpcEndpoint } from '../faces/a2a/jsonrpc.js';
 import { A2A_BLOCKING_TIMEOUT_MS, EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { TaskCache } from '../faces/a2a/task-cache.js';
+import type { ProtocolVersion } from '../faces/a2a/version.js';
 import type { Audit } from '../faces/audit.js';
 import { clientErrorOf } from '../faces/http/http-error.js';
 import { InFlight } from '../faces/http/in-flight.js';
@@ -18,6 +20,7 @@ import { METRICS_PATH } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import { traceRequest } from '../telemetry/http-spans.js';
 import type { Backend } from './backend.js';
+import { CARD_JWKS_PATH, type CardKeys } from './card-keys.js';
 import { FACE_PATHS } from './face-paths.js';
 import { type FaceContext, mounts } from './mounts.js';
 
@@ -30,8 +33,11 @@ export interface HttpSide {
   inFlight: InFlight;
   /** Aborted at shutdown: waiting blocking sends answer with the task as it stands, streams end. */
   shutdown: AbortController;
-  /** Serves the agent card and the webhook signing keys: both are made once the server's URL is known. */
-  publish(card: PublishedCard, keys: SigningKeys): void;
+  /**
+   * Serves the agent card, the webhook signing keys and the card's keys (when it is signed): all
+   * are made once the server's URL is known. Called again with a card signed anew (a key rotated).
+   */
+  publish(card: PublishedCard, keys: SigningKeys, cardKeys?: CardKeys): void;
   /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
   handler: A2ARequestHandler;
   /** From now on every request is answered 503 (the ordered stop has begun). */
@@ -42,6 +48,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const { engine, admit } = backend;
   let card: PublishedCard | undefined;
   let keys: SigningKeys | undefined;
+  let cardKeys: CardKeys | undefined;
   const currentCard = () => {
     if (!card) throw new Error('agent card requested before the server listens');
     return card;
@@ -66,7 +73,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     tasks,
     engine,
     card: () => currentCard().sdk,
-    extendedCard: () => currentCard().extended,
+    extendedCard: (version, transport) => extendedCardFor(currentCard(), version, transport),
     audit,
     blockingTimeoutMs: config.BLOCKING_TIMEOUT_MS ?? A2A_BLOCKING_TIMEOUT_MS,
     pushPolicy: backend.pushPolicy,
@@ -102,7 +109,11 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     currentCard,
     bodyAndStreams,
   };
-  for (const m of mounts(faces, () => keys)) {
+  for (const m of mounts(
+    faces,
+    () => keys,
+    () => cardKeys,
+  )) {
     if (m.method === 'use') app.use(m.path, m.serve);
     else app[m.method](m.path, m.serve);
   }
@@ -127,6 +138,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     ...Object.values(FACE_PATHS),
     LEGACY_CARD_PATH,
     '/.well-known/jwks.json',
+    CARD_JWKS_PATH,
     '/healthz',
     METRICS_PATH,
   ];
@@ -166,14 +178,32 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   };
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
-  const publish = (published: PublishedCard, signing: SigningKeys) => {
+  const publish = (published: PublishedCard, signing: SigningKeys, signingCards?: CardKeys) => {
     card = published;
     keys = signing;
+    cardKeys = signingCards;
   };
   const stopTaking = () => {
     stopped = true;
   };
   return { server, listener, inFlight, shutdown, publish, handler, stopTaking };
+}
+
+/**
+ * The extended card in the form the caller's transport sends, with the signatures made over that
+ * form: v1.0 (every v1.0 transport sends its proto-JSON fields), v0.3 JSON-RPC (the SDK's v0.3
+ * translation). v0.3 REST sends yet another form (v0.3 proto-JSON), not signed: there the card
+ * goes without signatures rather than with ones that do not verify (docs/SECURITY.md).
+ */
+function extendedCardFor(
+  card: PublishedCard,
+  version: ProtocolVersion,
+  transport: Transport,
+): AgentCard | undefined {
+  const { extended, extendedLegacy } = card;
+  if (!extended || version === '1.0') return extended;
+  if (transport === 'jsonrpc' && extendedLegacy) return extendedLegacy;
+  return { ...extended, signatures: [] };
 }
 
 /** 503 in problem form, and the connection closed: the caller retries elsewhere or after the restart. */

@@ -9,6 +9,7 @@ import type { Audit } from '../faces/audit.js';
 import { consoleRouter } from '../faces/console/router.js';
 import { home } from '../faces/home.js';
 import type { FaceOptions } from '../faces/http/admission.js';
+import { problem } from '../faces/http/problem.js';
 import { inboxRouter } from '../faces/inbox/router.js';
 import { jobsRouter } from '../faces/jobs/router.js';
 import {
@@ -21,6 +22,7 @@ import { workersRouter } from '../faces/workers/router.js';
 import { METRICS_PATH, metricsEndpoint } from '../metrics/endpoint.js';
 import type { SigningKeys } from '../push/signing-keys.js';
 import type { Backend } from './backend.js';
+import { CARD_JWKS_PATH, type CardKeys } from './card-keys.js';
 import { FACE_PATHS } from './face-paths.js';
 
 /** What every face is built with: the backend, the settings, and what the HTTP side made once. */
@@ -49,7 +51,11 @@ export interface Mount {
  * endpoint is served before the framework, by server/http.ts). `keys`: the webhook signing keys,
  * known once the server's URL is.
  */
-export function mounts(c: FaceContext, keys: () => SigningKeys | undefined): Mount[] {
+export function mounts(
+  c: FaceContext,
+  keys: () => SigningKeys | undefined,
+  cardKeys: () => CardKeys | undefined,
+): Mount[] {
   const { backend, config, logger, engine, admit, audit, handler, bodyAndStreams } = c;
   const issuer = config.JWT_ISSUER;
   return [
@@ -57,6 +63,8 @@ export function mounts(c: FaceContext, keys: () => SigningKeys | undefined): Mou
     { method: 'get', path: [FACE_PATHS.agentCard, LEGACY_CARD_PATH], serve: serveCard(c.currentCard) },
     { method: 'get', path: '/', serve: home(c.currentCard) },
     { method: 'get', path: '/.well-known/jwks.json', serve: jwks(keys, logger) },
+    // The agent card's own keys (the `jku` of its signatures); 404 when the card is not signed.
+    { method: 'get', path: CARD_JWKS_PATH, serve: cardJwks(cardKeys) },
     { method: 'get', path: '/healthz', serve: health(backend, logger) },
     // With a token, the metrics are served here too (docs/metrics.md); else only on METRICS_PORT, if set.
     ...(backend.metrics && config.METRICS_TOKEN !== undefined
@@ -129,6 +137,24 @@ function jwks(keys: () => SigningKeys | undefined, logger: Logger): RequestHandl
       ?.reload()
       .catch((err: unknown) => logger.error({ err }, 'push: reloading signing keys failed'));
     res.set('Cache-Control', 'public, max-age=60').json(keys()?.jwks());
+  };
+}
+
+/**
+ * The public keys that verify the agent card's signatures: those that signed the card being served.
+ * Not reread here: a card and its keys change together (create.ts re-signs on a key change), so a
+ * card from this instance always verifies against the set this instance serves.
+ */
+function cardJwks(keys: () => CardKeys | undefined): RequestHandler {
+  return (_req, res) => {
+    const current = keys();
+    if (!current) {
+      problem(res, 404, 'The agent card is not signed here (CARD_SIGNING=false): there are no card keys');
+      return;
+    }
+    res
+      .set({ 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' })
+      .json(current.jwks());
   };
 }
 

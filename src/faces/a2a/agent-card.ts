@@ -27,7 +27,7 @@ export interface CardBody {
 }
 
 export interface PublishedCard {
-  /** The v1.0 card, exactly the v1.0 schema's fields. */
+  /** The v1.0 card, exactly the v1.0 schema's fields, in the form spec 8.4.1 gives a signed card. */
   json: Record<string, unknown>;
   /** What a v1.0 client gets (one that sends `A2A-Version: 1.0`). */
   v1: CardBody;
@@ -39,6 +39,13 @@ export interface PublishedCard {
   sdk: AgentCard;
   /** What authenticated callers get from GetExtendedAgentCard: every skill; undefined when anonymous. */
   extended?: AgentCard;
+  /**
+   * The extended card for v0.3 JSON-RPC callers, when signed: its signatures are over the v0.3 form
+   * that transport sends (signed-card.ts). Unsigned cards have none.
+   */
+  extendedLegacy?: AgentCard;
+  /** The forms before any signature: what a new key signs again. */
+  forms: CardForms;
 }
 
 /** How callers authenticate, as configured: the card's security schemes say exactly this. */
@@ -50,39 +57,41 @@ export interface CardSecurity {
 }
 
 /**
- * Each scheme in both versions' shapes at once: v1.0 reads the oneof field (`apiKeySecurityScheme`,
- * `httpAuthSecurityScheme`), v0.3 reads `type` and its fields; each ignores the other's.
+ * The security schemes in two shapes. v1.0 (the `A2A-Version: 1.0` card): the oneof field
+ * (`apiKeySecurityScheme`, `httpAuthSecurityScheme`) alone. v0.3: each scheme in both versions' shapes
+ * at once (a v1.0 client that sends no version gets it too): v1.0 reads the oneof field, v0.3 reads
+ * `type` and its fields; each ignores the other's. A requirement's empty scope list is left out of
+ * the v1.0 shape, as spec 8.4.1 says a signed card's default values are.
  */
-function securityOf(s: CardSecurity): Record<string, unknown> {
-  if (!s.apiKeys && !s.jwt) return {};
+function securityOf(s: CardSecurity): { v1: Record<string, unknown>; v03: Record<string, unknown> } {
+  if (!s.apiKeys && !s.jwt) return { v1: {}, v03: {} };
   const schemes: Record<string, unknown> = {};
+  const hybrid: Record<string, unknown> = {};
   const requirements: Record<string, unknown>[] = [];
+  const hybridRequirements: Record<string, unknown>[] = [];
   const legacy: Record<string, string[]>[] = [];
   if (s.apiKeys) {
     const description = 'An API key (th_...), in X-API-Key or as Authorization: Bearer';
-    schemes.apiKey = {
-      apiKeySecurityScheme: { description, location: 'header', name: 'X-API-Key' },
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-API-Key',
-      description,
-    };
-    requirements.push({ schemes: { apiKey: { list: [] } } });
+    const oneof = { apiKeySecurityScheme: { description, location: 'header', name: 'X-API-Key' } };
+    schemes.apiKey = oneof;
+    hybrid.apiKey = { ...oneof, type: 'apiKey', in: 'header', name: 'X-API-Key', description };
+    requirements.push({ schemes: { apiKey: {} } });
+    hybridRequirements.push({ schemes: { apiKey: { list: [] } } });
     legacy.push({ apiKey: [] });
   }
   if (s.jwt) {
     const description = 'A JWT from the configured issuer, as Authorization: Bearer';
-    schemes.bearer = {
-      httpAuthSecurityScheme: { description, scheme: 'Bearer', bearerFormat: 'JWT' },
-      type: 'http',
-      scheme: 'bearer',
-      bearerFormat: 'JWT',
-      description,
-    };
-    requirements.push({ schemes: { bearer: { list: [] } } });
+    const oneof = { httpAuthSecurityScheme: { description, scheme: 'Bearer', bearerFormat: 'JWT' } };
+    schemes.bearer = oneof;
+    hybrid.bearer = { ...oneof, type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description };
+    requirements.push({ schemes: { bearer: {} } });
+    hybridRequirements.push({ schemes: { bearer: { list: [] } } });
     legacy.push({ bearer: [] });
   }
-  return { securitySchemes: schemes, securityRequirements: requirements, security: legacy };
+  return {
+    v1: { securitySchemes: schemes, securityRequirements: requirements },
+    v03: { securitySchemes: hybrid, securityRequirements: hybridRequirements, security: legacy },
+  };
 }
 
 /**
@@ -117,6 +126,13 @@ export function publishCard(
   const authenticated = security.apiKeys || security.jwt;
   const jsonrpcUrl = `${baseUrl}/`;
   const restUrl = `${baseUrl}${REST_PATH}`;
+  const secured = securityOf(security);
+  const capabilities = {
+    streaming: true,
+    pushNotifications: true,
+    extendedAgentCard: authenticated,
+  };
+  const { required, ...handleExtension } = HANDLE_EXTENSION_CARD_ENTRY;
   const v1 = {
     ...template,
     supportedInterfaces: [
@@ -126,17 +142,16 @@ export function publishCard(
       { url: jsonrpcUrl, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ],
-    capabilities: {
-      streaming: true,
-      pushNotifications: true,
-      extendedAgentCard: authenticated,
-      extensions: [HANDLE_EXTENSION_CARD_ENTRY],
-    },
+    // `required: false` is the proto default, which a signed card leaves out (spec 8.4.1).
+    capabilities: { ...capabilities, extensions: [required ? HANDLE_EXTENSION_CARD_ENTRY : handleExtension] },
     skills: skills.filter((s) => !security.extendedSkills.has(s.id)).map(skillEntry),
-    ...securityOf(security),
+    ...secured.v1,
   };
   const legacy = {
     ...v1,
+    // v0.3's AgentExtension.required is an optional field: set, it is said.
+    capabilities: { ...capabilities, extensions: [HANDLE_EXTENSION_CARD_ENTRY] },
+    ...secured.v03,
     // What v0.3 clients read; the v1.0 schema allows none of them at the top level.
     protocolVersion: '0.3.0',
     url: jsonrpcUrl,
@@ -150,27 +165,54 @@ export function publishCard(
   const extended = authenticated ? AgentCard.fromJSON({ ...v1, skills: skills.map(skillEntry) }) : undefined;
   // Whole seconds: Last-Modified and If-Modified-Since have no finer resolution.
   const published = new Date(Math.floor(Date.now() / 1000) * 1000);
+  return assembleCard({ v1, v03: legacy, extended }, published);
+}
+
+/** The card's unsigned forms: what each protocol version's clients get, before any signature. */
+export interface CardForms {
+  v1: Record<string, unknown>;
+  v03: Record<string, unknown>;
+  extended?: AgentCard;
+}
+
+/**
+ * The published card of `forms`, as they are (signed or not). `unsigned`: the forms before their
+ * signatures, when they are signed; the ETags name those and the signing keys (`kids`), so every
+ * instance that signs the same card with the same keys gives the same ETag, although ECDSA
+ * signatures differ at each signing: the ETag is then weak (RFC 9110 8.8.1: the bodies are
+ * equivalent, not byte-identical).
+ */
+export function assembleCard(
+  forms: CardForms,
+  published: Date,
+  signed?: { unsigned: CardForms; kids: readonly string[]; extendedLegacy?: AgentCard },
+): PublishedCard {
+  const body = (card: Record<string, unknown>, unsigned: Record<string, unknown> | undefined) => {
+    const text = JSON.stringify(card);
+    if (!unsigned) return { body: text, etag: `"${digest(text)}"` };
+    return { body: text, etag: `W/"${digest(`${JSON.stringify(unsigned)}\n${signed?.kids.join(' ')}`)}"` };
+  };
   return {
-    json: v1,
-    v1: cardBody(v1),
-    v03: cardBody(legacy),
+    json: forms.v1,
+    v1: body(forms.v1, signed?.unsigned.v1),
+    v03: body(forms.v03, signed?.unsigned.v03),
     published,
-    sdk: AgentCard.fromJSON(v1),
-    extended,
+    sdk: AgentCard.fromJSON(forms.v1),
+    extended: forms.extended,
+    extendedLegacy: signed?.extendedLegacy,
+    forms: signed?.unsigned ?? forms,
   };
 }
 
-function cardBody(card: Record<string, unknown>): CardBody {
-  const body = JSON.stringify(card);
-  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
-}
+const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 27);
 
 const skillEntry = (s: AnySkill) => ({
   id: s.id,
   name: s.name ?? s.id,
   description: s.description,
+  // Required, so present even when empty; `examples` is not, and an empty one is left out (spec 8.4.1).
   tags: s.tags ?? [],
-  examples: s.examples ?? [],
+  ...(s.examples?.length ? { examples: s.examples } : {}),
 });
 
 /**
@@ -212,11 +254,13 @@ export function serveCard(card: () => PublishedCard) {
  */
 function notModified(req: IncomingMessage, etag: string, published: Date): boolean {
   const match = req.headers['if-none-match'];
-  if (match !== undefined)
+  if (match !== undefined) {
+    const ours = etag.replace(/^W\//, '');
     return match.split(',').some((t) => {
       const tag = t.trim().replace(/^W\//, '');
-      return tag === etag || tag === '*';
+      return tag === ours || tag === '*';
     });
+  }
   const since = Date.parse(req.headers['if-modified-since'] ?? '');
   return !Number.isNaN(since) && published.getTime() <= since;
 }

@@ -38,6 +38,7 @@ import { receiptEvent, toSdkReceipt } from './receipt.js';
 import { type SkillCall, skillCallOf } from './skill-call.js';
 import { withStillWorkingNote } from './still-working.js';
 import type { TaskCache } from './task-cache.js';
+import type { ProtocolVersion } from './version.js';
 import {
   fromSdkState,
   toEngineMessage,
@@ -52,8 +53,11 @@ export interface HandlerOptions {
   /** v1.0 GetTask results per task version (task-cache.ts). */
   tasks: TaskCache;
   card: () => AgentCard;
-  /** The card for authenticated callers (GetExtendedAgentCard); undefined when callers are anonymous. */
-  extendedCard: () => AgentCard | undefined;
+  /**
+   * The card for authenticated callers (GetExtendedAgentCard) as the caller's version and transport
+   * send it (its signatures are over that form); undefined when callers are anonymous.
+   */
+  extendedCard: (version: ProtocolVersion, transport: Transport) => AgentCard | undefined;
   audit: Audit;
   /**
    * A blocking send returns the task as it stands after this long, its answer's status message
@@ -109,7 +113,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
     _p: GetExtendedAgentCardRequest,
     context: ServerCallContext,
   ): Promise<AgentCard> {
-    const extended = this.#options.extendedCard();
+    const { version, transport } = callState(context);
+    const extended = this.#options.extendedCard(version, transport);
     // Callers reach this only authenticated (or anonymous when no authentication is configured).
     if (!extended || callState(context).principal.via === 'anonymous') {
       throw new ExtendedAgentCardNotConfiguredError(

@@ -55,6 +55,15 @@ export function revisionOf(params: Record<string, unknown> | undefined): Revisio
   };
 }
 
+/** -32021: what the request asks for (`what`, "... are"/"runs as") needs the Tasks extension, not declared. */
+export const missingTasksExtension = (what: string): RpcRefusal =>
+  new RpcRefusal(
+    CODE.missingClientCapability,
+    `${what} part of the Tasks extension: declare the "${TASKS_EXTENSION}" extension in _meta["${META.clientCapabilities}"].extensions`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    400,
+  );
+
 /** -32021: the tool answers with a task only, and the client did not say it takes one. */
 export const needsTasksExtension = (tool: string): RpcRefusal =>
   new RpcRefusal(
@@ -95,7 +104,20 @@ export function initializeResult(
   };
 }
 
-/** `server/discover` (2026-07-28). */
+/**
+ * How long a client may keep a `server/discover` answer (2026-07-28 caching: servers MUST give
+ * `ttlMs`): what it says changes only when the server is upgraded or its configuration changes,
+ * which a restart does; the same for every caller, so `public`.
+ */
+export const DISCOVER_TTL_MS = 3_600_000;
+/**
+ * How long a client may keep a `tools/list` answer: the skills change only with a restart, but a
+ * caller's share of them (an API key's or a token's skill list) may change sooner, so minutes, and
+ * `private`: the list is filtered per caller, never to be shared across credentials.
+ */
+export const TOOLS_TTL_MS = 300_000;
+
+/** `server/discover` (2026-07-28): a cacheable result, the same for every caller. */
 export function discoverResult(principal: Principal, version: string) {
   return {
     resultType: 'complete',
@@ -106,6 +128,8 @@ export function discoverResult(principal: Principal, version: string) {
     ),
     _meta: { [META.serverInfo]: serverInfo(version) },
     instructions: INSTRUCTIONS,
+    ttlMs: DISCOVER_TTL_MS,
+    cacheScope: 'public',
   };
 }
 
@@ -113,5 +137,6 @@ export function discoverResult(principal: Principal, version: string) {
 export const resultMeta = (version: string) => ({ [META.serverInfo]: serverInfo(version) });
 
 const INSTRUCTIONS =
-  'Each tool is a long-running job: call it as a task, poll tasks/get at the pollInterval it suggests, ' +
+  'Each tool is a long-running job: call it as a task, poll tasks/get at the pollInterval it suggests ' +
+  '(or, on protocol 2026-07-28, listen for its status with subscriptions/listen), ' +
   'then read the result (large files are links to download with the same credentials).';

@@ -9,11 +9,19 @@ import { parseElicitationId } from './follow.js';
 import { checkHeaders } from './headers.js';
 import { ElicitResult, pendingInput } from './input-request.js';
 import { CODE, engineRefusal, type Incoming, type RequestId, RpcRefusal, replyError } from './jsonrpc.js';
+import { listen } from './listen.js';
 import { readMessage } from './message.js';
 import type { McpOptions } from './options.js';
 import { originGuard } from './origin.js';
 import { resumeStream } from './resume.js';
-import { discoverResult, initializeResult, type Revision, resultMeta, revisionOf } from './revision.js';
+import {
+  discoverResult,
+  initializeResult,
+  type Revision,
+  resultMeta,
+  revisionOf,
+  TOOLS_TTL_MS,
+} from './revision.js';
 import { declaredBySession, SESSION_HEADER, sessionIdFor } from './session.js';
 import { cancelTask, getTask, listTasks, respond, taskResult, updateTask } from './tasks.js';
 import { callTool } from './tool-call.js';
@@ -43,9 +51,13 @@ export function mcpRouter(o: McpOptions): express.Router {
         return result;
       },
     ),
-    ping: async () => ({}),
+    ping: handshakeOnly('ping is not part of protocol 2026-07-28 (it was removed)', async () => ({})),
     'server/discover': async (c) => discoverResult(c.principal, o.version()),
-    'tools/list': async (c) => ({ tools: toolsFor(o.engine.skills, c.policy) }),
+    'tools/list': async (c) =>
+      c.revision.kind === 'handshake'
+        ? { tools: toolsFor(o.engine.skills, c.policy) }
+        : // A cacheable result (2026-07-28): filtered per caller, so never to share across credentials.
+          { tools: toolsFor(o.engine.skills, c.policy, false), ttlMs: TOOLS_TTL_MS, cacheScope: 'private' },
     'tools/call': (c) => callTool(c, inFlight),
     'tasks/get': getTask,
     'tasks/cancel': cancelTask,
@@ -59,6 +71,10 @@ export function mcpRouter(o: McpOptions): express.Router {
     ),
     // The extension's; under 2025-11-25 too, for clients that take no elicitation (docs/mcp.md).
     'tasks/update': updateTask,
+    'subscriptions/listen': statelessOnly(
+      'subscriptions/listen is a method of protocol 2026-07-28: send its _meta fields, or follow a task with tasks/result',
+      listen,
+    ),
   };
 
   const router = express.Router();
@@ -126,19 +142,30 @@ export function mcpRouter(o: McpOptions): express.Router {
         replyError(
           null,
           CODE.invalidRequest,
-          'This MCP endpoint is stateless: POST each JSON-RPC message to it (no GET stream; its session ids keep nothing, so there is no session to DELETE)',
+          'This MCP endpoint is stateless: POST each JSON-RPC message to it (no GET stream: for task notifications POST subscriptions/listen, protocol 2026-07-28; its session ids keep nothing, so there is no session to DELETE)',
         ),
       );
   });
   return router;
 }
 
-/** A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there. */
+/** A method of 2026-07-28 only: -32601 under the handshake revisions. */
+const statelessOnly =
+  (refusal: string, m: Method): Method =>
+  (c) => {
+    if (c.revision.kind === 'stateless') return m(c);
+    throw new RpcRefusal(CODE.methodNotFound, refusal);
+  };
+
+/**
+ * A method of the handshake revisions only (2026-07-28 and the extension dropped it): -32601 there,
+ * with HTTP 404, as 2026-07-28 answers any method it does not implement.
+ */
 const handshakeOnly =
   (refusal: string, m: Method): Method =>
   (c) => {
     if (c.revision.kind === 'handshake') return m(c);
-    throw new RpcRefusal(CODE.methodNotFound, refusal);
+    throw new RpcRefusal(CODE.methodNotFound, refusal, undefined, 404);
   };
 
 /**

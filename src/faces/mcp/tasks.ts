@@ -21,13 +21,31 @@ const taskIdOf = (c: Call) => paramsOf(TaskParams, c.params, '{"taskId": string}
 export async function getTask(c: Call): Promise<Answer> {
   const r = await c.o.engine.record(c.owner, taskIdOf(c));
   if (c.revision.kind === 'handshake') return legacyTask(r);
-  return { resultType: 'complete', ...extensionTask(r), ...(await detail(c, r)) };
+  return { resultType: 'complete', ...(await detailedTask(c, r)) };
 }
 
-async function detail(c: Call, r: TaskRecord): Promise<Record<string, unknown>> {
+/**
+ * The extension's DetailedTask: the task, with what its status carries (SEP-2663): `result` once
+ * completed, `error` once failed, `inputRequests` while it waits. What `tasks/get` answers and
+ * each `notifications/tasks` of a listen stream carries. The result is the CallToolResult of
+ * 2026-07-28, whose `resultType` is required ("the structure matches the result type of the
+ * original request").
+ */
+export async function detailedTask(
+  c: Pick<Call, 'o' | 'owner' | 'declared'>,
+  r: TaskRecord,
+): Promise<Record<string, unknown>> {
+  return { ...extensionTask(r), ...(await detail(c, r)) };
+}
+
+async function detail(
+  c: Pick<Call, 'o' | 'owner' | 'declared'>,
+  r: TaskRecord,
+): Promise<Record<string, unknown>> {
   const status = STATE_NAMES[r.state].mcp;
   if (status === 'completed') {
-    return { result: callToolResult(await c.o.engine.get(c.owner, r.id, 0), c.o.engine.artifactUrl) };
+    const result = callToolResult(await c.o.engine.get(c.owner, r.id, 0), c.o.engine.artifactUrl);
+    return { result: { resultType: 'complete', ...result } };
   }
   if (status === 'failed') return { error: taskError(r) };
   const pending = pendingInput(r);

@@ -7,7 +7,8 @@ export interface Tool {
   title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  execution: { taskSupport: 'optional' };
+  /** 2025-11-25 only: the Tasks extension (2026-07-28) dropped the tool-level task declaration. */
+  execution?: { taskSupport: 'optional' };
 }
 
 /**
@@ -99,8 +100,12 @@ export function explicit(schema: Record<string, unknown>): Record<string, unknow
   return walk(schema);
 }
 
-/** Every skill the caller may use, as an MCP tool (name: the skill's id). */
-export function toolsFor(skills: SkillRegistry, policy: CallerPolicy): Tool[] {
+/**
+ * Every skill the caller may use, as an MCP tool (name: the skill's id), in the registry's order
+ * (2026-07-28 asks for a deterministic one, for clients' caches). `execution` is 2025-11-25's:
+ * under the Tasks extension a client says it takes tasks in its capabilities instead.
+ */
+export function toolsFor(skills: SkillRegistry, policy: CallerPolicy, withExecution = true): Tool[] {
   return skills
     .all()
     .filter((s) => !policy.skills || policy.skills.has(s.id))
@@ -110,6 +115,6 @@ export function toolsFor(skills: SkillRegistry, policy: CallerPolicy): Tool[] {
       description: s.description,
       inputSchema: inputSchemaOf(skills, s),
       // 2025-11-25: the tool may be called as a task (a handle at once) or plainly (held open to the end).
-      execution: { taskSupport: 'optional' },
+      ...(withExecution ? { execution: { taskSupport: 'optional' as const } } : {}),
     }));
 }

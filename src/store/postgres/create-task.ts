@@ -1,19 +1,24 @@
 import { notifiesByDefault } from '../../engine/push.js';
-import type { NewTask, WriteResult } from '../../engine/store-port.js';
+import type { Created, NewTask, QueueCounts, WriteResult } from '../../engine/store-port.js';
 import { TooManyTasks } from '../../engine/store-port.js';
 import { json, newTaskRow, type TaskRow, toRecord } from '../rows.js';
+import { type CountsRow, toQueueCounts } from './counts.js';
 import type { Db } from './db.js';
 import { type Encoded, encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
 
-/** What the insert statement did: the owner's count of unfinished tasks, and the row if it made one. */
+/**
+ * What the insert statement did: the owner's count of unfinished tasks, and the row if it made one
+ * (with its standing's counts when asked for).
+ */
 interface Made {
   active: number;
   row?: TaskRow;
+  counts?: QueueCounts;
 }
 
 type Inserted =
-  | { kind: 'created'; result: WriteResult }
+  | { kind: 'created'; result: WriteResult; counts?: QueueCounts }
   /** The message id names a task already (or a create of it is racing this one). */
   | { kind: 'taken' }
   | { kind: 'too-many'; active: number }
@@ -27,16 +32,15 @@ type Inserted =
  * refused within `maxConnections` of the limit (however many creates run at once, they cannot pass
  * it together); near the limit, the creates of one owner take an advisory lock, one at a time.
  */
-export async function createTask(
-  db: Db,
-  maxConnections: number,
-  task: NewTask,
-): Promise<{ result: WriteResult; created: boolean }> {
+export async function createTask(db: Db, maxConnections: number, task: NewTask): Promise<Created> {
   const events = encode(task.events);
   for (let attempt = 0; attempt < 3; attempt++) {
     let outcome = await insertTask(db, task, events, maxConnections);
     if (outcome.kind === 'near-limit') outcome = await insertTask(db, task, events, 0);
-    if (outcome.kind === 'created') return { result: outcome.result, created: true };
+    if (outcome.kind === 'created') {
+      const { result, counts } = outcome;
+      return { result, created: true, ...(counts && { counts }) };
+    }
     const row = await db.one<TaskRow>(Q.findByMessageId, [task.owner, task.messageId]);
     if (row && row.expires_at > task.createdAt) {
       return { result: { record: toRecord(row), events: [] }, created: false };
@@ -77,16 +81,24 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     task.queueAt ?? task.createdAt,
     task.trace?.traceparent ?? null,
     task.trace?.tracestate ?? null,
+    // The counted variant's one more parameter (statements.ts, createTaskCounted).
+    ...(task.queueCap === undefined ? [] : [task.queueCap]),
   ];
+  const statement = task.queueCap === undefined ? Q.createTask : Q.createTaskCounted;
   const configs = task.pushConfigs ?? [];
   const made = await db.maybeTransaction(locked || configs.length > 0, async (client): Promise<Made> => {
     if (locked) await client.query({ ...Q.lockOwner, values: [task.owner] });
-    const r = (await client.query<{ active: number; id: string | null }>({ ...Q.createTask, values }))
-      .rows[0];
+    const r = (
+      await client.query<{ active: number; id: string | null } & Partial<CountsRow>>({
+        ...statement,
+        values,
+      })
+    ).rows[0];
     const active = r?.active ?? 0;
     if (!r || r.id === null) return { active };
     const row = newTaskRow(task);
-    if (configs.length === 0) return { active, row };
+    const counts = r.ahead == null ? undefined : toQueueCounts(r as CountsRow);
+    if (configs.length === 0) return { active, row, counts };
     for (const config of configs) await client.query({ ...Q.putPushConfig, values: pushValues(config) });
     const seqs = task.events.map((_, i) => i + 1);
     const notable = task.events.map((e) => (notifiesByDefault(e) ? 1 : 0));
@@ -95,11 +107,12 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
       ...Q.countPushConfigs,
       values: [task.id],
     });
-    return { active, row: { ...row, push_configs: counted.rows[0]?.push_configs ?? 0 } };
+    return { active, row: { ...row, push_configs: counted.rows[0]?.push_configs ?? 0 }, counts };
   });
   if (made.row) {
-    const { row } = made;
-    return { kind: 'created', result: { record: toRecord(row), events: logged(row, 1, task.events) } };
+    const { row, counts } = made;
+    const result = { record: toRecord(row), events: logged(row, 1, task.events) };
+    return { kind: 'created', result, ...(counts && { counts }) };
   }
   const { active } = made;
   if (max === undefined || active + slack < max) return { kind: 'taken' };

@@ -13,6 +13,7 @@ import {
 } from '../../engine/push.js';
 import type {
   ClaimedTask,
+  Created,
   GuardedWrite,
   LeaseStatus,
   ListFilter,
@@ -48,6 +49,7 @@ import {
   toStamp,
 } from '../rows.js';
 import { ChangeFeed, notice } from './change-feed.js';
+import { type CountsRow, toQueueCounts } from './counts.js';
 import { createTask } from './create-task.js';
 import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
@@ -119,7 +121,7 @@ export class PostgresStore implements TaskStore {
     return store;
   }
 
-  async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
+  async createTask(task: NewTask): Promise<Created> {
     return createTask(this.#db, this.#maxConnections, task);
   }
 
@@ -250,16 +252,24 @@ export class PostgresStore implements TaskStore {
   async listTasks(f: ListFilter): Promise<ListPage> {
     const cursor = f.pageToken ? decodeCursor(f.pageToken) : undefined;
     const where = [f.owner, f.now, f.contextId ?? null, f.state ?? null, f.statusAfter ?? null];
+    const counted = f.queueCap !== undefined;
     const [rows, count] = await Promise.all([
-      this.#db.query<TaskRow>(Q.listTasks, [
+      this.#db.query<TaskRow & Partial<CountsRow>>(counted ? Q.listTasksCounted : Q.listTasks, [
         ...where,
         cursor?.at ?? null,
         cursor?.id ?? null,
         f.pageSize + 1,
+        ...(counted ? [f.queueCap] : []),
       ]),
       this.#db.one<{ total: number }>(Q.countTasks, where),
     ]);
-    return toPage(rows, f.pageSize, count?.total ?? 0);
+    const page = toPage(rows, f.pageSize, count?.total ?? 0);
+    if (!counted) return page;
+    const queued = new Map<string, QueueCounts>();
+    for (const row of rows.slice(0, f.pageSize)) {
+      if (row.state === 'submitted' && row.ahead != null) queued.set(row.id, toQueueCounts(row as CountsRow));
+    }
+    return queued.size > 0 ? { ...page, queued } : page;
   }
 
   async readEvents(taskId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> {
@@ -499,17 +509,6 @@ interface StampRead {
   now: number;
   queue: StampQueue | undefined;
 }
-
-/** A queued task's counts as statements.ts reads them: ahead, and running as [tenant, skill, all]. */
-interface CountsRow {
-  ahead: number | null;
-  running: number[] | null;
-}
-
-const toQueueCounts = (r: CountsRow): QueueCounts => {
-  const [tenantRunning = 0, skillRunning = 0, running = 0] = r.running ?? [];
-  return { ahead: r.ahead ?? 0, tenantRunning, skillRunning, running };
-};
 
 /** A claim's skill filter as the statements' two text[] parameters (`only`, `except`), each null if not given. */
 function skillLists(filter: SkillFilter | undefined): [readonly string[] | null, readonly string[] | null] {

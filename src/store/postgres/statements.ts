@@ -39,6 +39,31 @@ const skillPasses = (only: string, except: string, t = '') =>
   `(${only}::text[] IS NULL OR ${t}skill = ANY(${only}::text[]))
     AND (${except}::text[] IS NULL OR NOT (${t}skill = ANY(${except}::text[])))`;
 
+/** The create statement (see `createTask` below), with its task's counts when `counted`. */
+function createTaskSql(counted: boolean): string {
+  return `WITH cnt AS (SELECT count(*)::int AS n FROM (SELECT 1 FROM tasks WHERE owner = $3::text
+        AND state IN ${ACTIVE} AND expires_at > $7::bigint LIMIT COALESCE($14::int, 0)) a),
+    m AS (INSERT INTO message_ids (owner, message_id, task_id)
+      SELECT $3::text, $11::text, $1::text FROM cnt WHERE $14::int IS NULL OR cnt.n + $15::int < $14::int
+      ON CONFLICT DO NOTHING RETURNING task_id),
+    u AS (INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
+        expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at, trace_parent, trace_state)
+      SELECT $1::text, $2::text, $3::text, $4::text, 'submitted', $5::text, $6::text, $7::bigint, $7::bigint,
+        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]), $16::text, $17::integer, $18::bigint,
+        $19::text, $20::text
+      FROM m
+      RETURNING id),
+    e AS (INSERT INTO events (task_id, seq, kind, at, payload)
+      SELECT u.id, x.ord, x.kind, $7::bigint, x.payload
+      FROM u, unnest($12::text[], $13::text[]) WITH ORDINALITY AS x(kind, payload, ord))
+    SELECT cnt.n AS active, u.id${counted ? CREATED_COUNTS : ''} FROM cnt LEFT JOIN u ON true`;
+}
+
+/** A created task's counts (as queueCounts), for createTaskCounted: $21 the cap. */
+const CREATED_COUNTS = `,
+      CASE WHEN u.id IS NOT NULL THEN ${aheadCount('$1::text', '$3::text', '$18::bigint', '$7::bigint', '$21::int')} END AS ahead,
+      CASE WHEN u.id IS NOT NULL THEN ${runningCounts('$16::text', '$4::text', '$7::bigint')} END AS running`;
+
 const SQL = {
   findByMessageId: `SELECT t.* FROM message_ids m JOIN tasks t ON t.id = m.task_id
     WHERE m.owner = $1 AND m.message_id = $2`,
@@ -55,22 +80,10 @@ const SQL = {
   // one on the primary key, then inserts nothing, and so neither does the rest of the statement.
   // The row that comes back always carries the owner's count (`active`), with the task's id if made
   // (the caller builds the row it inserted: RETURNING * cost a 30-column row description and row a create).
-  createTask: `WITH cnt AS (SELECT count(*)::int AS n FROM (SELECT 1 FROM tasks WHERE owner = $3::text
-        AND state IN ${ACTIVE} AND expires_at > $7::bigint LIMIT COALESCE($14::int, 0)) a),
-    m AS (INSERT INTO message_ids (owner, message_id, task_id)
-      SELECT $3::text, $11::text, $1::text FROM cnt WHERE $14::int IS NULL OR cnt.n + $15::int < $14::int
-      ON CONFLICT DO NOTHING RETURNING task_id),
-    u AS (INSERT INTO tasks (id, context_id, owner, skill, state, input, metadata, created_at, updated_at,
-        expires_at, ttl_ms, poll_interval_ms, last_seq, tenant, priority, queue_at, trace_parent, trace_state)
-      SELECT $1::text, $2::text, $3::text, $4::text, 'submitted', $5::text, $6::text, $7::bigint, $7::bigint,
-        $8::bigint, $9::bigint, $10::integer, cardinality($12::text[]), $16::text, $17::integer, $18::bigint,
-        $19::text, $20::text
-      FROM m
-      RETURNING id),
-    e AS (INSERT INTO events (task_id, seq, kind, at, payload)
-      SELECT u.id, x.ord, x.kind, $7::bigint, x.payload
-      FROM u, unnest($12::text[], $13::text[]) WITH ORDINALITY AS x(kind, payload, ord))
-    SELECT cnt.n AS active, u.id FROM cnt LEFT JOIN u ON true`,
+  createTask: createTaskSql(false),
+  // The same, with the new task's standing counted in the same statement (NewTask.queueCap, $21): the
+  // statement's snapshot holds every task committed before it, and not the new one (never counted).
+  createTaskCounted: createTaskSql(true),
   getTask: 'SELECT * FROM tasks WHERE id = $1 AND expires_at > $2',
   // With $3 (the caller) and $4 (the cap), a queued task of $3's comes with its standing's counts
   // (as queueCounts), in the same round trip; CASE runs those subqueries for no other row.
@@ -130,6 +143,26 @@ const SQL = {
   listTasks: `SELECT * FROM tasks WHERE ${LIST_WHERE}
       AND ($6::bigint IS NULL OR updated_at < $6 OR (updated_at = $6 AND id < $7))
     ORDER BY updated_at DESC, id DESC LIMIT $8`,
+  // The same page, its queued tasks with their standing's counts (ListFilter.queueCap, $9), in the
+  // page's own snapshot: the head of the owner's queue (its first $9 tasks, numbered in queue order)
+  // and the running tasks by tenant and skill are each read once for the page, and only when a row
+  // of the page is queued (a CTE is read when first asked for). A task past the head has $9 ahead.
+  listTasksCounted: `WITH head AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY queue_at, id) - 1 AS ahead
+        FROM (SELECT id, queue_at FROM tasks WHERE state = 'submitted' AND owner = $1 AND expires_at > $2
+          ORDER BY queue_at, id LIMIT $9) h),
+      w AS MATERIALIZED (SELECT tenant, skill, count(*)::int AS n FROM tasks
+        WHERE state = 'working' AND expires_at > $2 GROUP BY tenant, skill)
+    SELECT t.*,
+      CASE WHEN t.state = 'submitted'
+        THEN COALESCE((SELECT head.ahead::int FROM head WHERE head.id = t.id), $9::int) END AS ahead,
+      CASE WHEN t.state = 'submitted' THEN (SELECT ARRAY[
+          coalesce(sum(w.n) FILTER (WHERE w.tenant = COALESCE(NULLIF(t.tenant, ''), t.owner)), 0),
+          coalesce(sum(w.n) FILTER (WHERE w.skill = t.skill), 0), coalesce(sum(w.n), 0)]::int[] FROM w)
+        END AS running
+    FROM (SELECT * FROM tasks WHERE ${LIST_WHERE}
+        AND ($6::bigint IS NULL OR updated_at < $6 OR (updated_at = $6 AND id < $7))
+      ORDER BY updated_at DESC, id DESC LIMIT $8) t
+    ORDER BY t.updated_at DESC, t.id DESC`,
   countTasks: `SELECT count(*)::int AS total FROM tasks WHERE ${LIST_WHERE}`,
   readEvents: 'SELECT seq, at, payload FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
   // SKIP LOCKED: runners of several instances claim at once without waiting on each other, and the

@@ -19,6 +19,7 @@ import {
 } from '../../engine/push.js';
 import type {
   ClaimedTask,
+  Created,
   GuardedWrite,
   LeaseStatus,
   ListFilter,
@@ -38,6 +39,7 @@ import { TooManyTasks } from '../../engine/store-port.js';
 import type { TaskRecord, TaskState } from '../../engine/task.js';
 import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
+import { pageStanding } from '../page-standing.js';
 import {
   type EventRow,
   json,
@@ -140,36 +142,38 @@ export class SqliteStore implements TaskStore {
     this.operator = new SqliteOperator(this.#db, (work) => this.#writes.run(work));
   }
 
-  async createTask(task: NewTask): Promise<{ result: WriteResult; created: boolean }> {
-    const made = await this.#writes.run(
-      (): { result: WriteResult; created: boolean } | { refused: number } => {
-        const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
-        if (existing && existing.expires_at > task.createdAt) {
-          return { result: { record: toRecord(existing), events: [] }, created: false };
-        }
-        if (task.maxActive !== undefined) {
-          const { n } = this.#q.countActive.get({
-            owner: task.owner,
-            now: task.createdAt,
-            limit: task.maxActive,
-          }) as {
-            n: number;
-          };
-          // Refused having written nothing, without throwing: a throw would roll back the whole group
-          // commit and run every other caller's write in it again (a flood of refusals slowed them all).
-          if (n >= task.maxActive) return { refused: n };
-        }
-        // The task this message made has expired and waits for the sweeper: the messageId is free again.
-        if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
-        const row = newTaskRow(task);
-        this.#q.insertTask.run(row);
-        this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
-        for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
-        if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
-        const events = this.#insertEvents(row, 1, task.createdAt, task.events);
-        return { result: { record: toRecord(row), events }, created: true };
-      },
-    );
+  async createTask(task: NewTask): Promise<Created> {
+    const made = await this.#writes.run((): Created | { refused: number } => {
+      const existing = this.#q.findByMessageId.get(task.owner, task.messageId) as TaskRow | undefined;
+      if (existing && existing.expires_at > task.createdAt) {
+        return { result: { record: toRecord(existing), events: [] }, created: false };
+      }
+      if (task.maxActive !== undefined) {
+        const { n } = this.#q.countActive.get({
+          owner: task.owner,
+          now: task.createdAt,
+          limit: task.maxActive,
+        }) as {
+          n: number;
+        };
+        // Refused having written nothing, without throwing: a throw would roll back the whole group
+        // commit and run every other caller's write in it again (a flood of refusals slowed them all).
+        if (n >= task.maxActive) return { refused: n };
+      }
+      // The task this message made has expired and waits for the sweeper: the messageId is free again.
+      if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
+      const row = newTaskRow(task);
+      this.#q.insertTask.run(row);
+      this.#q.insertMessageId.run(task.owner, task.messageId, task.id);
+      for (const config of task.pushConfigs ?? []) this.#q.putPushConfig.run(toPushConfigRow(config));
+      if (task.pushConfigs?.length) row.push_configs = this.#countPushConfigs(task.id);
+      const events = this.#insertEvents(row, 1, task.createdAt, task.events);
+      const record = toRecord(row);
+      // In the create's own transaction: its answer says where it stands with no read of its own.
+      const counts =
+        task.queueCap === undefined ? undefined : this.#queueCounts(record, task.createdAt, task.queueCap);
+      return { result: { record, events }, created: true, ...(counts && { counts }) };
+    });
     if ('refused' in made) throw new TooManyTasks(made.refused);
     return made;
   }
@@ -262,7 +266,14 @@ export class SqliteStore implements TaskStore {
       limit: f.pageSize + 1,
     }) as TaskRow[];
     const { total } = this.#q.countTasks.get(params) as { total: number };
-    return toPage(rows, f.pageSize, total);
+    const page = toPage(rows, f.pageSize, total);
+    if (f.queueCap === undefined || !page.records.some((r) => r.state === 'submitted')) return page;
+    // Once for the page (one connection, synchronous statements: the page's own snapshot).
+    const head = (
+      this.#q.queueHead.all({ owner: f.owner, now: f.now, cap: f.queueCap }) as { id: string }[]
+    ).map((r) => r.id);
+    const running = this.#q.running.all({ now: f.now }) as RunningCount[];
+    return { ...page, queued: pageStanding(page.records, head, running) };
   }
 
   async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
@@ -356,19 +367,21 @@ export class SqliteStore implements TaskStore {
     now: number,
     cap: number,
   ): QueueCounts {
-    const { n } = this.#q.queueAhead.get({
+    const r = this.#q.queueCounts.get({
       owner: task.owner,
       queue_at: task.queueAt,
       id: task.id,
       now,
       cap,
-    }) as { n: number };
-    const r = this.#q.runningFor.get({ tenant: task.tenant, skill: task.skill, now }) as {
-      tenant_running: number;
-      skill_running: number;
-      running: number;
+      tenant: task.tenant,
+      skill: task.skill,
+    }) as { ahead: number; tenant_running: number; skill_running: number; running: number };
+    return {
+      ahead: r.ahead,
+      tenantRunning: r.tenant_running,
+      skillRunning: r.skill_running,
+      running: r.running,
     };
-    return { ahead: n, tenantRunning: r.tenant_running, skillRunning: r.skill_running, running: r.running };
   }
 
   async renewLease(taskId: string, leaseToken: string, now: number, until: number): Promise<LeaseStatus> {

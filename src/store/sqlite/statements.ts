@@ -6,6 +6,9 @@ const LIST_WHERE = `owner = @owner AND expires_at > @now
   AND (@state IS NULL OR state = @state)
   AND (@after IS NULL OR updated_at > @after)`;
 
+/** A queued task's owner's tasks before it in queue order (the claim's: queue_at, then id). */
+const AHEAD = `state = 'submitted' AND owner = @owner AND (queue_at, id) < (@queue_at, @id) AND expires_at > @now`;
+
 /** A claim's skill filter (store-port.ts SkillFilter): @only and @except are JSON lists, or NULL. */
 const SKILL_PASSES = `(@only IS NULL OR skill IN (SELECT value FROM json_each(@only)))
   AND (@except IS NULL OR skill NOT IN (SELECT value FROM json_each(@except)))`;
@@ -91,12 +94,20 @@ const SQL = {
       AND ${SKILL_PASSES}
     ORDER BY queue_at, id LIMIT @limit`,
   // Where a queued task stands: its owner's tasks before it (at most @cap of them; from the index
-  // alone, migration 13), and the running.
-  queueAhead: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE state = 'submitted' AND owner = @owner
-      AND (queue_at, id) < (@queue_at, @id) AND expires_at > @now LIMIT @cap)`,
-  runningFor: `SELECT coalesce(sum(tenant = @tenant), 0) AS tenant_running,
+  // alone, migration 13), and the running, in one statement. The tasks ahead are found by stepping
+  // back @cap entries from the task (OFFSET, in the index's order) and counted only when fewer are
+  // there: measured beside 3,000 queued, 20 µs for both counts where a count(*) over a LIMIT
+  // subquery and a statement of its own for the running took 37 (a create and a poll each pay it).
+  queueCounts: `SELECT CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE ${AHEAD} ORDER BY queue_at DESC, id DESC
+        LIMIT 1 OFFSET @cap - 1)
+      THEN @cap ELSE (SELECT count(*) FROM tasks WHERE ${AHEAD}) END AS ahead,
+      r.tenant_running, r.skill_running, r.running
+    FROM (SELECT coalesce(sum(tenant = @tenant), 0) AS tenant_running,
       coalesce(sum(skill = @skill), 0) AS skill_running, count(*) AS running
-    FROM tasks WHERE state = 'working' AND expires_at > @now`,
+      FROM tasks WHERE state = 'working' AND expires_at > @now) r`,
+  // A list page's queued tasks' places: the head of the owner's queue, once per page (page-standing.ts).
+  queueHead: `SELECT id FROM tasks WHERE state = 'submitted' AND owner = @owner AND expires_at > @now
+    ORDER BY queue_at, id LIMIT @cap`,
   turnOf: 'SELECT last_at FROM scheduler_turns WHERE key = ?',
   forgetTurns: 'DELETE FROM scheduler_turns WHERE last_at < ?',
   setTurn: `INSERT INTO scheduler_turns (key, last_at) VALUES (?, ?)
