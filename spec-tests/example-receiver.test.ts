@@ -9,7 +9,7 @@ import { type Agent, launch } from './harness.js';
 
 const RECEIVER = fileURLToPath(new URL('../examples/webhook-receiver.mjs', import.meta.url));
 
-/** The README's receiver, as a user runs it: one JSON line per notification on stdout. */
+/** The receiver of docs/webhooks.md, as a user runs it: one JSON line per notification on stdout. */
 function startReceiver(agentUrl: string) {
   const proc = spawn(process.execPath, [RECEIVER], {
     env: { ...process.env, AGENT_URL: agentUrl, PORT: '0' },
@@ -78,7 +78,7 @@ function gateway(port: number, to: string): Promise<Server> {
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
-describe('examples/webhook-receiver.mjs (the README walk-through)', () => {
+describe('examples/webhook-receiver.mjs (the walk-through of docs/webhooks.md)', () => {
   let agent: Agent;
   let receiver: ReturnType<typeof startReceiver>;
   let hook: string;

@@ -501,7 +501,7 @@ describe('gRPC off (the default)', () => {
   });
 });
 
-describe('examples/grpc-client.mjs (the README example)', () => {
+describe('examples/grpc-client.mjs (the example of docs/walkthrough.md)', () => {
   it('runs as printed against a server with GRPC_PORT and API keys', async () => {
     const agent = await launch({ apiKeys: { alice: 'acme' }, env: GRPC_ON });
     try {

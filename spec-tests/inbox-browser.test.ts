@@ -8,7 +8,7 @@ import { freePort, launchBrowser, noBrowser, pageErrors } from './browser.js';
 import { type Agent, launch, tempDbPath } from './harness.js';
 import { type Received, type Receiver, startReceiver } from './webhook-receiver.js';
 
-/** `INBOX_SCREENSHOT=1 npx vitest run spec-tests/inbox-browser.test.ts` renews the README's picture. */
+/** `INBOX_SCREENSHOT=1 npx vitest run spec-tests/inbox-browser.test.ts` renews docs/approvals.md's picture. */
 const SCREENSHOT = process.env.INBOX_SCREENSHOT
   ? fileURLToPath(new URL('../docs/inbox.png', import.meta.url))
   : undefined;

@@ -53,7 +53,7 @@ export interface DispatcherOptions {
   observer?: DeliveryObserver;
 }
 
-/** Headers of every notification; receivers find their meaning in the README. */
+/** Headers of every notification; receivers find their meaning in docs/webhooks.md. */
 export const NOTIFICATION_HEADERS = {
   id: 'X-A2A-Notification-Id',
   token: 'X-A2A-Notification-Token',
