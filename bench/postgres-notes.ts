@@ -37,7 +37,7 @@ database is ${pg?.description ?? 'PostgreSQL (not recorded)'}, on this machine.
   flush (PostgreSQL's group commit).
 - **poll**: per GetTask, a read of the task's version (with a queued task's counts), then the cached
   answer; the same work as on SQLite, but over a round trip to another process: the reads of the polls
-  that arrive in one event-loop turn go as one statement (src/store/postgres/read-batch.ts).
+  that arrive in one event-loop turn go as one statement (src/store/postgres/turn-batch.ts).
 - **2 instances**: two processes on one schema; autocannon's ${info?.options.connections ?? r.options.connections} connections alternate between them (half to
   each), in one measurement: requests are summed and the percentiles are over all of them. The poll tasks
   are created through the first instance and polled through both: half of the answers come from an
