@@ -71,7 +71,9 @@ function createTaskSql(counted: boolean): string {
  * hear of it by default. Per webhook: $27 its create's position, $28..$35 push_configs' columns.
  * The message ids go in key order: two batches racing for the same ids wait for each other in one
  * order, never in a cycle; of two creates of a batch with the same id, the first made the task.
- * A task's standing counts the tasks of its owner before it that the same statement made.
+ * A task's standing counts the tasks of its owner before it that the same statement made; its
+ * owner's first task of the batch is counted first (f), and when that one has the cap ahead
+ * already, so has every later one (the usual case of a long queue: one count a batch, not one a task).
  */
 function createTasksSql(): string {
   return `WITH r AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
@@ -111,15 +113,18 @@ function createTasksSql(): string {
     o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
       SELECT u.id, c.id, x.seq, r.created_at, r.created_at
       FROM c JOIN r ON r.ord = c.ord JOIN u ON u.id = r.id JOIN x ON x.ord = c.ord
-      WHERE c.all_events = 1 OR x.notable = 1)
+      WHERE c.all_events = 1 OR x.notable = 1),
+    f AS MATERIALIZED (SELECT f.owner, ${aheadCount('f.id', 'f.owner', 'f.queue_at', 'f.created_at', 'f.cap')} AS n
+      FROM (SELECT DISTINCT ON (r.owner) r.* FROM r JOIN u ON u.id = r.id WHERE r.cap IS NOT NULL
+        ORDER BY r.owner, r.queue_at, r.id) f)
     SELECT r.ord, cnt.n AS active, u.id,
-      CASE WHEN u.id IS NOT NULL AND r.cap IS NOT NULL THEN least(r.cap,
+      CASE WHEN u.id IS NOT NULL AND r.cap IS NOT NULL THEN CASE WHEN f.n >= r.cap THEN r.cap ELSE least(r.cap,
         ${aheadCount('r.id', 'r.owner', 'r.queue_at', 'r.created_at', 'r.cap')}
-        + (SELECT count(*)::int FROM u b WHERE b.owner = r.owner AND (b.queue_at, b.id) < (r.queue_at, r.id))) END
+        + (SELECT count(*)::int FROM u b WHERE b.owner = r.owner AND (b.queue_at, b.id) < (r.queue_at, r.id))) END END
         AS ahead,
       CASE WHEN u.id IS NOT NULL AND r.cap IS NOT NULL
         THEN ${runningCounts('r.tenant', 'r.skill', 'r.created_at')} END AS running
-    FROM r JOIN cnt ON cnt.ord = r.ord LEFT JOIN u ON u.id = r.id`;
+    FROM r JOIN cnt ON cnt.ord = r.ord LEFT JOIN u ON u.id = r.id LEFT JOIN f ON f.owner = r.owner`;
 }
 
 /** A created task's counts (as queueCounts), for createTaskCounted: $21 the cap. */
