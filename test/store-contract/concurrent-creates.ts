@@ -149,6 +149,20 @@ export function concurrentCreateContract(c: Contract): void {
       expect((await c.store.listTasks({ owner: 'dave', now: T0, pageSize: 50 })).totalSize).toBe(5);
     });
 
+    it("counts each create's standing of one turn up to its cap, the turn's earlier creates included", async () => {
+      for (let i = 0; i < 5; i++) await c.create({ owner: 'erin', queueAt: T0 + 2 * i });
+      const turn = (cap: number, from: number, step = 1) =>
+        Promise.all(
+          Array.from({ length: 4 }, (_, i) =>
+            c.store.createTask(newTask({ owner: 'erin', queueAt: T0 + from + step * i, queueCap: cap })),
+          ),
+        );
+      expect((await turn(3, 10)).map((x) => x.counts?.ahead)).toEqual([3, 3, 3, 3]);
+      expect((await turn(12, 20)).map((x) => x.counts?.ahead)).toEqual([9, 10, 11, 12]);
+      // Between the tasks already queued: T0 + 1, 3, 5, 7 among T0 + 0, 2, 4, 6, 8.
+      expect((await turn(6, 1, 2)).map((x) => x.counts?.ahead)).toEqual([1, 3, 5, 6]);
+    });
+
     it('makes a new task for a messageId whose task expired, in a turn with others', async () => {
       const old = await c.create({ messageId: 'again', expiresAt: T0 + 10 });
       const later = T0 + 20;
