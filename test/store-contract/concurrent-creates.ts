@@ -163,6 +163,16 @@ export function concurrentCreateContract(c: Contract): void {
       expect((await turn(6, 1, 2)).map((x) => x.counts?.ahead)).toEqual([1, 3, 5, 6]);
     });
 
+    it('makes every create of a turn larger than one statement should hold', async () => {
+      const big = 'x'.repeat(1 << 20);
+      const tasks = Array.from({ length: 7 }, (_, i) => newTask({ input: { big, i } }));
+      const made = await Promise.all(tasks.map((t) => c.store.createTask(t)));
+      expect(made.map((m) => m.created)).toEqual(Array(7).fill(true));
+      for (const [i, t] of tasks.entries()) {
+        expect((await c.store.getTask(t.id, T0))?.input).toEqual({ big, i });
+      }
+    });
+
     it('makes a new task for a messageId whose task expired, in a turn with others', async () => {
       const old = await c.create({ messageId: 'again', expiresAt: T0 + 10 });
       const later = T0 + 20;

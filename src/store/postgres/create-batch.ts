@@ -17,8 +17,9 @@ const settle = (p: Promise<Created>): Promise<Settled> =>
   );
 
 /**
- * The creates of one turn (turn-batch.ts), inserted by one statement (statements.ts, createTasks):
- * one round trip and one commit for all of them, each answered as createTask answers it alone. A
+ * The creates of one turn (turn-batch.ts), inserted by one statement (statements.ts, createTasks;
+ * large ones by a few, see STATEMENT_BYTES): one round trip and one commit for all of them, each
+ * answered as createTask answers it alone. A
  * create its statement did not make (its message id taken, its owner at or near its limit) goes on
  * as createTask goes on from its first attempt. A batch of one is createTask's own statement.
  *
@@ -69,9 +70,15 @@ interface Row extends CountsRow {
 }
 
 /**
- * The batch's statement: each create's first attempt, in the batch's order; undefined for one to
- * make alone (its statement was refused), an Error for one that failed (its event could not be
- * encoded, or the connection was lost).
+ * A statement's worth of text: a batch of large creates goes as several statements, each well
+ * below what PostgreSQL takes in one message (1 GB) and what one statement should hold in memory.
+ */
+const STATEMENT_BYTES = 4 << 20;
+
+/**
+ * The batch's statements: each create's first attempt, in the batch's order; undefined for one to
+ * make alone (its statement was refused, or held it alone), an Error for one that failed (its
+ * event could not be encoded, or the connection was lost).
  */
 async function insertMany(
   db: Db,
@@ -79,28 +86,40 @@ async function insertMany(
   batch: readonly { task: NewTask }[],
 ): Promise<(Inserted | Error | undefined)[]> {
   const firsts: (Inserted | Error | undefined)[] = new Array(batch.length).fill(undefined);
-  const p = new Params();
-  const sent: { task: NewTask; at: number; configs: number }[] = [];
+  const statements = [new Params()];
   batch.forEach(({ task }, at) => {
+    if ((statements.at(-1) as Params).bytes >= STATEMENT_BYTES) statements.push(new Params());
+    const p = statements.at(-1) as Params;
     try {
-      const configs = p.add(task, sent.length + 1);
-      sent.push({ task, at, configs });
+      p.add(task, at);
     } catch (err) {
       firsts[at] = err instanceof Error ? err : new Error(String(err));
     }
   });
-  if (sent.length < 2) return firsts;
+  await Promise.all(
+    statements.map((p) => (p.sent.length < 2 ? undefined : insertSome(db, slack, p, firsts))),
+  );
+  return firsts;
+}
+
+/** One statement of a batch, its outcomes written into `firsts`. */
+async function insertSome(
+  db: Db,
+  slack: number,
+  p: Params,
+  firsts: (Inserted | Error | undefined)[],
+): Promise<void> {
   let rows: Row[];
   try {
     rows = await db.query<Row>(Q.createTasks, p.values(slack));
   } catch (err) {
-    if (refusedByServer(err)) return firsts;
+    if (refusedByServer(err)) return;
     const failed = err instanceof Error ? err : new Error(String(err));
-    for (const s of sent) firsts[s.at] = failed;
-    return firsts;
+    for (const s of p.sent) firsts[s.at] = failed;
+    return;
   }
   for (const r of rows) {
-    const s = sent[r.ord - 1];
+    const s = p.sent[r.ord - 1];
     if (!s) continue;
     const { task, at, configs } = s;
     if (r.id === null) {
@@ -111,7 +130,6 @@ async function insertMany(
     const result = { record: toRecord(row), events: logged(row, 1, task.events) };
     firsts[at] = { kind: 'created', result, ...(r.ahead != null && { counts: toQueueCounts(r) }) };
   }
-  return firsts;
 }
 
 /** An error the server answered with (a SQLSTATE): the statement did not commit. */
@@ -124,13 +142,20 @@ const refusedByServer = (err: unknown): boolean =>
 
 /** The batch statement's parameters, as columns: one array per column (see statements.ts createTasks). */
 class Params {
+  /** The creates added, in their statement's order, with their places in the batch. */
+  readonly sent: { task: NewTask; at: number; configs: number }[] = [];
+  /** About how much text the statement holds. */
+  bytes = 0;
   readonly #tasks: unknown[][] = Array.from({ length: 20 }, () => []);
   readonly #events: unknown[][] = Array.from({ length: 5 }, () => []);
   readonly #configs: unknown[][] = Array.from({ length: 9 }, () => []);
 
-  /** Adds a create as the `ord`-th; returns how many webhooks it has. Throws, adding nothing, if an event cannot be encoded. */
-  add(task: NewTask, ord: number): number {
+  /** Adds the batch's `at`-th create. Throws, adding nothing, if an event cannot be encoded. */
+  add(task: NewTask, at: number): void {
     const encoded = encode(task.events);
+    const input = json(task.input);
+    const metadata = json(task.metadata);
+    const ord = this.sent.length + 1;
     // Given twice, a webhook id is the last one given (as one upsert after another leaves it).
     const configs = [...new Map((task.pushConfigs ?? []).map((c) => [c.id, c])).values()];
     push(this.#tasks, [
@@ -138,8 +163,8 @@ class Params {
       task.contextId,
       task.owner,
       task.skill,
-      json(task.input),
-      json(task.metadata),
+      input,
+      metadata,
       task.createdAt,
       task.expiresAt,
       task.ttlMs,
@@ -178,7 +203,8 @@ class Params {
         r.created_at,
       ]);
     }
-    return configs.length;
+    this.sent.push({ task, at, configs: configs.length });
+    this.bytes += (input?.length ?? 0) + (metadata?.length ?? 0) + encoded.payloads.join('').length;
   }
 
   values(slack: number): unknown[] {

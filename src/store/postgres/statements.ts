@@ -60,6 +60,18 @@ function createTaskSql(counted: boolean): string {
 }
 
 /**
+ * `unnest` of the array parameters $first.. (one per type), each read through a sub-select: the
+ * planner then sizes them alike whatever their length (10 rows), so a plan made for a batch of 2
+ * is no cheaper than the generic one, and the statement is planned once per connection instead of
+ * at every execution (measured: planning the batch statement costs 0.8 ms, more than two creates).
+ */
+const unnestHidden = (first: number, types: string): string =>
+  `unnest(${types
+    .split(' ')
+    .map((type, i) => `(SELECT $${first + i}::${type}[])`)
+    .join(', ')})`;
+
+/**
  * The creates of one turn in one statement (create-batch.ts): createTask's statement over arrays,
  * one element per create, with the webhooks given with their first messages. Per create: $1 id,
  * $2 context_id, $3 owner, $4 skill, $5 input, $6 metadata, $7 created_at, $8 expires_at, $9 ttl_ms,
@@ -76,9 +88,7 @@ function createTaskSql(counted: boolean): string {
  * already, so has every later one (the usual case of a long queue: one count a batch, not one a task).
  */
 function createTasksSql(): string {
-  return `WITH r AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
-        $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::int[], $11::text[], $12::int[],
-        $13::text[], $14::int[], $15::bigint[], $16::text[], $17::text[], $18::int[], $19::int[], $20::int[])
+  return `WITH r AS MATERIALIZED (SELECT * FROM ${unnestHidden(1, 'text text text text text text bigint bigint bigint int text int text int bigint text text int int int')}
       WITH ORDINALITY AS r(id, context_id, owner, skill, input, metadata, created_at, expires_at, ttl_ms,
         poll_interval_ms, message_id, max_active, tenant, priority, queue_at, trace_parent, trace_state,
         n_events, n_configs, cap, ord)),
@@ -99,12 +109,11 @@ function createTasksSql(): string {
         r.trace_parent, r.trace_state
       FROM r JOIN m ON m.task_id = r.id
       RETURNING id, owner, queue_at),
-    x AS (SELECT * FROM unnest($22::int[], $23::int[], $24::text[], $25::text[], $26::int[])
+    x AS (SELECT * FROM ${unnestHidden(22, 'int int text text int')}
       AS x(ord, seq, kind, payload, notable)),
     e AS (INSERT INTO events (task_id, seq, kind, at, payload)
       SELECT r.id, x.seq, x.kind, r.created_at, x.payload FROM x JOIN r ON r.ord = x.ord JOIN u ON u.id = r.id),
-    c AS (SELECT * FROM unnest($27::int[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[],
-        $33::smallint[], $34::text[], $35::bigint[])
+    c AS (SELECT * FROM ${unnestHidden(27, 'int text text text text text smallint text bigint')}
       AS c(ord, id, url, token, auth_scheme, auth_credentials, all_events, format, created_at)),
     p AS (INSERT INTO push_configs (task_id, id, url, token, auth_scheme, auth_credentials, all_events, format,
         created_at)
