@@ -30,14 +30,15 @@ fresh schema per measurement (the server creates it at start; the bench drops it
 default \`DATABASE_POOL_MAX=10\` connections per instance, every other setting as for (c) on SQLite. The
 database is ${pg?.description ?? 'PostgreSQL (not recorded)'}, on this machine.
 
-- **create**: one INSERT statement per create (a data-modifying CTE: message id, task row, its events),
-  committed on its own. The server does not set \`synchronous_commit\`; the database has it
+- **create**: the creates that arrive in one event-loop turn go as one INSERT statement (a data-modifying
+  CTE over arrays: message ids, task rows, their events and webhooks, src/store/postgres/create-batch.ts),
+  committed on its own; a turn of one create is one statement of its own, as before. The server does not set \`synchronous_commit\`; the database has it
   \`${setting('synchronous_commit')}\` (with \`fsync=${setting('fsync')}\`), so a create is answered only after its commit record is on
   disk: the promise SQLite's fsynced WAL keeps for (c) on SQLite. Commits in flight together share one
   flush (PostgreSQL's group commit).
 - **poll**: per GetTask, a read of the task's version (with a queued task's counts), then the cached
   answer; the same work as on SQLite, but over a round trip to another process: the reads of the polls
-  that arrive in one event-loop turn go as one statement (src/store/postgres/read-batch.ts).
+  that arrive in one event-loop turn go as one statement (src/store/postgres/turn-batch.ts).
 - **2 instances**: two processes on one schema; autocannon's ${info?.options.connections ?? r.options.connections} connections alternate between them (half to
   each), in one measurement: requests are summed and the percentiles are over all of them. The poll tasks
   are created through the first instance and polled through both: half of the answers come from an

@@ -179,6 +179,32 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     expect(refused.map((e: { name?: string }) => e.name)).toEqual(Array(15).fill('TooManyTasks'));
   });
 
+  it('turns of creates racing on two instances with the same message ids make each task once', async () => {
+    const nodes = [await instance(), await instance()];
+    for (let round = 0; round < 5; round++) {
+      // Each instance sends the ids of its turn in its own order: one statement each, racing.
+      const ids = Array.from({ length: 16 }, (_, i) => `r${round}-m${i}`);
+      const turns = nodes.map((node, n) =>
+        Promise.all(
+          (n === 0 ? ids : [...ids].reverse()).map((messageId) =>
+            node.store.createTask(newTask({ owner: 'racer', messageId })),
+          ),
+        ),
+      );
+      const [a, b] = await Promise.all(turns);
+      const answers = [...(a ?? []), ...[...(b ?? [])].reverse()];
+      for (let i = 0; i < ids.length; i++) {
+        const mine = answers[i];
+        const theirs = answers[i + ids.length];
+        // Both answer the same task, and exactly one of them made it.
+        expect(mine?.result.record.id).toBe(theirs?.result.record.id);
+        expect([mine?.created, theirs?.created].filter(Boolean)).toHaveLength(1);
+      }
+    }
+    const page = await nodes[0]?.store.listTasks({ owner: 'racer', now: T0, pageSize: 100 });
+    expect(page?.totalSize).toBe(80);
+  });
+
   it('the same message sent to both instances at once makes one task', async () => {
     const nodes = [await instance(), await instance()];
     const messageId = randomUUID();

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../src/engine/store-port.js';
 import { blobContract } from './store-contract/blobs.js';
+import { concurrentCreateContract } from './store-contract/concurrent-creates.js';
 import { contract } from './store-contract/context.js';
 import { fairnessContract } from './store-contract/fairness.js';
 import { generationContract } from './store-contract/generations.js';
@@ -34,6 +35,7 @@ export function storeContract(name: string, open: () => Promise<TaskStore>): voi
     const c = contract(() => store);
     writeContract(c);
     generationContract(c);
+    concurrentCreateContract(c);
     readContract(c);
     leaseContract(c);
     fairnessContract(c);

@@ -17,7 +17,8 @@ interface Made {
   counts?: QueueCounts;
 }
 
-type Inserted =
+/** What one attempt at a create did (create-batch.ts makes the first attempt of a batch's creates). */
+export type Inserted =
   | { kind: 'created'; result: WriteResult; counts?: QueueCounts }
   /** The message id names a task already (or a create of it is racing this one). */
   | { kind: 'taken' }
@@ -31,11 +32,17 @@ type Inserted =
  * unfinished tasks (`maxActive`) is counted in the insert's own statement: first without a lock,
  * refused within `maxConnections` of the limit (however many creates run at once, they cannot pass
  * it together); near the limit, the creates of one owner take an advisory lock, one at a time.
+ * `first`, when given, is what the first attempt did (a batch's statement made it).
  */
-export async function createTask(db: Db, maxConnections: number, task: NewTask): Promise<Created> {
+export async function createTask(
+  db: Db,
+  maxConnections: number,
+  task: NewTask,
+  first?: Inserted,
+): Promise<Created> {
   const events = encode(task.events);
   for (let attempt = 0; attempt < 3; attempt++) {
-    let outcome = await insertTask(db, task, events, maxConnections);
+    let outcome = (attempt === 0 && first) || (await insertTask(db, task, events, maxConnections));
     if (outcome.kind === 'near-limit') outcome = await insertTask(db, task, events, 0);
     if (outcome.kind === 'created') {
       const { result, counts } = outcome;
@@ -114,7 +121,11 @@ async function insertTask(db: Db, task: NewTask, events: Encoded, slack: number)
     const result = { record: toRecord(row), events: logged(row, 1, task.events) };
     return { kind: 'created', result, ...(counts && { counts }) };
   }
-  const { active } = made;
+  return notInserted(max, made.active, slack);
+}
+
+/** Why a create that made no task made none, from the owner's count its statement read. */
+export function notInserted(max: number | undefined, active: number, slack: number): Inserted {
   if (max === undefined || active + slack < max) return { kind: 'taken' };
   return active >= max ? { kind: 'too-many', active } : { kind: 'near-limit' };
 }

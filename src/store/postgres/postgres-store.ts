@@ -50,14 +50,14 @@ import {
 } from '../rows.js';
 import { ChangeFeed, notice } from './change-feed.js';
 import { type CountsRow, toQueueCounts } from './counts.js';
-import { createTask } from './create-task.js';
+import { createTasks } from './create-batch.js';
 import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
 import { PostgresOperator } from './operator.js';
 import { encode, logged, pushValues } from './params.js';
-import { ReadBatch } from './read-batch.js';
 import { STATEMENTS as Q } from './statements.js';
 import { readStats } from './stats.js';
+import { TurnBatch } from './turn-batch.js';
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (libpq-style parameters in the query string). */
@@ -89,8 +89,10 @@ export class PostgresStore implements TaskStore {
   /** The server's max_connections: the most creates that can be in flight at once, cluster-wide. */
   #maxConnections = 0;
   #closed: Promise<void> | undefined;
-  /** Polls' stamp reads, sent many to a statement (read-batch.ts). */
-  readonly #stamps = new ReadBatch((reads: StampRead[]) => this.#readStamps(reads));
+  /** Polls' stamp reads, sent many to a statement (turn-batch.ts). */
+  readonly #stamps = new TurnBatch((reads: StampRead[]) => this.#readStamps(reads));
+  /** Creates, many to a statement (create-batch.ts), each answered with its own outcome. */
+  readonly #creates = new TurnBatch((tasks: NewTask[]) => createTasks(this.#db, this.#maxConnections, tasks));
 
   private constructor(o: PostgresOptions) {
     const config = connectionConfig(o.url, o.schema);
@@ -122,7 +124,9 @@ export class PostgresStore implements TaskStore {
   }
 
   async createTask(task: NewTask): Promise<Created> {
-    return createTask(this.#db, this.#maxConnections, task);
+    const settled = await this.#creates.add(task);
+    if (!settled.ok) throw settled.error;
+    return settled.value;
   }
 
   async findByMessageId(owner: string, messageId: string): Promise<TaskRecord | undefined> {
@@ -206,7 +210,7 @@ export class PostgresStore implements TaskStore {
   }
 
   getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined> {
-    return this.#stamps.read({ id, now, queue });
+    return this.#stamps.add({ id, now, queue });
   }
 
   /** One batch of stamp reads: one statement, each row matched back to its read by position. */
