@@ -1,14 +1,16 @@
+import { SendMessageRequest, TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skillMessage, startTask, V1 } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { asTask, failure, GRPC, grpcClient } from './grpc.js';
 import { type Agent, launch } from './harness.js';
-import { skipWithoutPostgres } from './postgres.js';
+import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from './postgres.js';
 
 /**
  * The task-generations extension on the faces generations.test.ts does not cover: gRPC (call
  * metadata), MCP (`_meta`), the bound on waiting polls (MAX_STREAMS), and two instances on one
- * PostgreSQL database (a change on one wakes a poll waiting on the other).
+ * PostgreSQL database (a change on one wakes a poll waiting on the other). The gRPC and MCP
+ * conditions on both stores, as generations.test.ts runs the others.
  */
 const GEN = 'https://taskhandle.dev/extensions/task-generations/v1';
 const GRPC_ABORTED = 10;
@@ -22,113 +24,182 @@ const waitingTask = async (agent: Agent) => {
   return agent.waitForState(task.id, 'TASK_STATE_INPUT_REQUIRED');
 };
 
-describe('generations over gRPC and MCP', () => {
+/** An MCP 2026-07-28 request as alice (tasks extension declared); the HTTP request prefers wait=1. */
+const mcpCall = async (agent: Agent, method: string, params: Json, meta: Json = {}) => {
+  const res = await fetch(`${agent.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(typeof (params.taskId ?? params.name) === 'string'
+        ? { 'Mcp-Name': params.taskId ?? params.name }
+        : {}),
+      Authorization: `Bearer ${agent.keys.alice}`,
+      Prefer: 'wait=1',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+          },
+          ...meta,
+        },
+      },
+    }),
+  });
+  return (await res.json()) as Json;
+};
+
+/** The answer to an approval task over gRPC: a v1.0 SendMessageRequest naming the task. */
+const grpcAnswer = (taskId: string, text: string) =>
+  SendMessageRequest.fromJSON({
+    message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text }] },
+  });
+
+const noPostgres = await skipWithoutPostgres();
+const schema = freshSchema();
+/** The conditional writes are a term of the store's own UPDATE: each face's on both stores. */
+const STORES: [string, Record<string, string> | undefined][] = [
+  ['sqlite', {}],
+  ['postgres', noPostgres ? undefined : { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }],
+];
+
+describe.each(STORES)('generations over gRPC and MCP (%s)', (store, env) => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { GRPC_PORT: '0' } });
+    if (!env) return;
+    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { ...env, GRPC_PORT: '0' } });
   });
   afterAll(async () => {
     await agent?.stop();
+    if (store === 'postgres' && env) await dropSchema(schema);
   });
+  const run = env ? it : it.skip;
 
-  it('gRPC: the task shows its generation; a stale if-generation-match is ABORTED, a current one cancels', async () => {
-    const client = await grpcClient(agent.as('alice'));
-    const task = await waitingTask(agent.as('alice'));
-    const got = asTask(await client.getTask({ tenant: '', id: task.id, historyLength: undefined }));
-    const current = generationOf(got);
-    expect(current).toBe(generationOf(task));
-    const stale = await failure(
-      client.cancelTask(
+  run(
+    'gRPC: the task shows its generation; a stale if-generation-match is ABORTED, a current one cancels',
+    async () => {
+      const client = await grpcClient(agent.as('alice'));
+      const task = await waitingTask(agent.as('alice'));
+      const got = asTask(await client.getTask({ tenant: '', id: task.id, historyLength: undefined }));
+      const current = generationOf(got);
+      expect(current).toBe(generationOf(task));
+      const stale = await failure(
+        client.cancelTask(
+          { tenant: '', id: task.id, metadata: undefined },
+          { serviceParameters: { 'if-generation-match': String(current - 1) } },
+        ),
+      );
+      expect(stale.status).toBe(GRPC_ABORTED);
+      expect(stale.message).toMatch(/generation mismatch/);
+      const bad = await failure(
+        client.getTask(
+          { tenant: '', id: task.id, historyLength: undefined },
+          { serviceParameters: { 'current-generation': 'later' } },
+        ),
+      );
+      expect(bad.status).toBe(GRPC.INVALID_ARGUMENT);
+      // A long poll nothing passes ends with its wait, with the task as it stands.
+      const polled = asTask(
+        await client.getTask(
+          { tenant: '', id: task.id, historyLength: undefined },
+          { serviceParameters: { 'current-generation': String(current), prefer: 'wait=1' } },
+        ),
+      );
+      expect(generationOf(polled)).toBe(current);
+      const canceled = await client.cancelTask(
         { tenant: '', id: task.id, metadata: undefined },
-        { serviceParameters: { 'if-generation-match': String(current - 1) } },
-      ),
-    );
-    expect(stale.status).toBe(GRPC_ABORTED);
-    expect(stale.message).toMatch(/generation mismatch/);
-    const bad = await failure(
-      client.getTask(
-        { tenant: '', id: task.id, historyLength: undefined },
-        { serviceParameters: { 'current-generation': 'later' } },
-      ),
-    );
-    expect(bad.status).toBe(GRPC.INVALID_ARGUMENT);
-    // A long poll nothing passes ends with its wait, with the task as it stands.
-    const polled = asTask(
-      await client.getTask(
-        { tenant: '', id: task.id, historyLength: undefined },
-        { serviceParameters: { 'current-generation': String(current), prefer: 'wait=1' } },
-      ),
-    );
-    expect(generationOf(polled)).toBe(current);
-    const canceled = await client.cancelTask(
-      { tenant: '', id: task.id, metadata: undefined },
-      { serviceParameters: { 'if-generation-match': String(current) } },
-    );
-    expect(generationOf(canceled)).toBeGreaterThan(current);
-  });
+        { serviceParameters: { 'if-generation-match': String(current) } },
+      );
+      expect(generationOf(canceled)).toBeGreaterThan(current);
+    },
+  );
 
-  const mcp = async (method: string, params: Json, meta: Json = {}) => {
-    const res = await fetch(`${agent.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': '2026-07-28',
-        'Mcp-Method': method,
-        ...(typeof (params.taskId ?? params.name) === 'string'
-          ? { 'Mcp-Name': params.taskId ?? params.name }
-          : {}),
-        Authorization: `Bearer ${agent.keys.alice}`,
-        Prefer: 'wait=1',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {
-              extensions: { 'io.modelcontextprotocol/tasks': {} },
-            },
-            ...meta,
-          },
-        },
-      }),
-    });
-    return (await res.json()) as Json;
-  };
+  const mcp = (method: string, params: Json, meta: Json = {}) => mcpCall(agent, method, params, meta);
 
-  it('MCP: tasks show _meta["taskhandle/generation"]; tasks/get long-polls it; tasks/cancel takes the condition', async () => {
-    const task = await waitingTask(agent.as('alice'));
-    const got = await mcp('tasks/get', { taskId: task.id });
-    const current = got.result._meta['taskhandle/generation'];
-    expect(current).toBe(generationOf(task));
-    const polled = await mcp('tasks/get', { taskId: task.id }, { 'taskhandle/currentGeneration': current });
-    expect(polled.result._meta['taskhandle/generation']).toBe(current);
-    const stale = await mcp(
-      'tasks/cancel',
-      { taskId: task.id },
-      { 'taskhandle/ifGenerationMatch': current - 1 },
-    );
-    expect(stale.error).toMatchObject({ code: -32010, data: { currentGeneration: String(current) } });
-    const done = await mcp('tasks/cancel', { taskId: task.id }, { 'taskhandle/ifGenerationMatch': current });
-    expect(done.error).toBeUndefined();
-    expect((await mcp('tasks/get', { taskId: task.id })).result.status).toBe('cancelled');
-  });
+  run(
+    'gRPC: a conditional answer (SendMessage with if-generation-match) is ABORTED when stale, leaving the task as it was, and answers when current',
+    async () => {
+      const client = await grpcClient(agent.as('alice'));
+      const task = await waitingTask(agent.as('alice'));
+      const current = generationOf(task);
+      for (const stale of [current - 1, current + 5]) {
+        const refused = await failure(
+          client.sendMessage(grpcAnswer(task.id, 'approve'), {
+            serviceParameters: { 'if-generation-match': String(stale) },
+          }),
+        );
+        expect(refused.status).toBe(GRPC_ABORTED);
+        expect(refused.message).toMatch(
+          new RegExp(`generation mismatch: expected ${stale} but current generation is ${current}`),
+        );
+      }
+      // Nothing was delivered: the task still waits, at its generation, without the answer.
+      const still = asTask(await client.getTask({ tenant: '', id: task.id, historyLength: undefined }));
+      expect(still.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect(generationOf(still)).toBe(current);
+      const texts = still.history.flatMap((m) =>
+        m.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : undefined)),
+      );
+      expect(texts).not.toContain('approve');
+
+      const answered = asTask(
+        await client.sendMessage(grpcAnswer(task.id, 'approve'), {
+          serviceParameters: { 'if-generation-match': String(current) },
+        }),
+      );
+      expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(generationOf(answered)).toBeGreaterThan(current);
+    },
+  );
+
+  run(
+    'MCP: tasks show _meta["taskhandle/generation"]; tasks/get long-polls it; tasks/cancel takes the condition',
+    async () => {
+      const task = await waitingTask(agent.as('alice'));
+      const got = await mcp('tasks/get', { taskId: task.id });
+      const current = got.result._meta['taskhandle/generation'];
+      expect(current).toBe(generationOf(task));
+      const polled = await mcp('tasks/get', { taskId: task.id }, { 'taskhandle/currentGeneration': current });
+      expect(polled.result._meta['taskhandle/generation']).toBe(current);
+      const stale = await mcp(
+        'tasks/cancel',
+        { taskId: task.id },
+        { 'taskhandle/ifGenerationMatch': current - 1 },
+      );
+      expect(stale.error).toMatchObject({ code: -32010, data: { currentGeneration: String(current) } });
+      const done = await mcp(
+        'tasks/cancel',
+        { taskId: task.id },
+        { 'taskhandle/ifGenerationMatch': current },
+      );
+      expect(done.error).toBeUndefined();
+      expect((await mcp('tasks/get', { taskId: task.id })).result.status).toBe('cancelled');
+    },
+  );
 });
 
 describe('waiting polls count against MAX_STREAMS', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = await launch({ apiKeys: { alice: 'acme', bob: 'globex' }, env: { MAX_STREAMS: '2' } });
+    agent = await launch({
+      apiKeys: { alice: 'acme', bob: 'globex' },
+      env: { MAX_STREAMS: '2', GRPC_PORT: '0' },
+    });
   });
   afterAll(async () => {
     await agent?.stop();
   });
 
-  it("a third waiting poll is refused as a third stream is, in each face's shape; an answered poll frees its slot", async () => {
+  it("a third waiting poll is refused as a third stream is, in each face's shape (JSON-RPC, REST, /v1/jobs, gRPC, MCP); an answered poll frees its slot", async () => {
     const alice = agent.as('alice');
     const task = await waitingTask(alice);
     const seen = generationOf(task);
@@ -147,6 +218,23 @@ describe('waiting polls count against MAX_STREAMS', () => {
       headers: { ...alice.credentials, 'If-None-Match': `"${seen}"`, Prefer: 'wait=5' },
     });
     expect(jobs.status).toBe(429);
+    const grpc = await grpcClient(alice);
+    const viaGrpc = await failure(
+      grpc.getTask(
+        { tenant: '', id: task.id, historyLength: undefined },
+        { serviceParameters: { 'current-generation': String(seen), prefer: 'wait=5' } },
+      ),
+    );
+    expect(viaGrpc.status).toBe(GRPC.RESOURCE_EXHAUSTED);
+    expect(viaGrpc.message).toMatch(/MAX_STREAMS/);
+    const viaMcp = await mcpCall(
+      agent,
+      'tasks/get',
+      { taskId: task.id },
+      { 'taskhandle/currentGeneration': seen },
+    );
+    expect(viaMcp.error).toMatchObject({ code: -32600, data: { reason: 'too-many-streams' } });
+    expect(viaMcp.error.message).toMatch(/You have 2 streams open, the most allowed \(MAX_STREAMS\)/);
     // Bob's polls are his own; a poll answered at once takes no slot.
     const bobs = await waitingTask(agent.as('bob'));
     const bobPoll = await agent
@@ -181,8 +269,6 @@ describe('waiting polls count against MAX_STREAMS', () => {
     expect(again.body.error).toBeUndefined();
   }, 25_000);
 });
-
-const noPostgres = await skipWithoutPostgres();
 
 describe.skipIf(noPostgres !== undefined)('long polls across two instances on one PostgreSQL', () => {
   let cluster: Cluster;
