@@ -98,12 +98,7 @@ async function stream(
   state: CallState,
   outcome: AsyncGenerator<JsonRpcResponse>,
 ): Promise<void> {
-  const streamError = (err: unknown): JsonRpcResponse => {
-    const error = ownWords(errorMappers[request.version](err), request.method, o.logger);
-    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
-      o.logger.error({ err, method: request.method }, 'stream failed');
-    return { jsonrpc: '2.0', id: request.id, error };
-  };
+  const streamError = (err: unknown) => streamFailure(o, request, err);
   const { cursor } = state;
   let events = outcome;
   if (request.version === '1.0') {
@@ -126,6 +121,14 @@ async function stream(
   } finally {
     sse.end();
   }
+}
+
+/** A stream's failure as its error (an SSE event, or v1.0's plain answer before the first event). */
+function streamFailure(o: JsonRpcOptions, request: JsonRpcRequest, err: unknown): JsonRpcResponse {
+  const error = ownWords(errorMappers[request.version](err), request.method, o.logger);
+  if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
+    o.logger.error({ err, method: request.method }, 'stream failed');
+  return { jsonrpc: '2.0', id: request.id, error };
 }
 
 /** A stream whose first step was already asked for: that step's event, then the rest. */
