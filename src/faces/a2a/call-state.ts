@@ -20,8 +20,8 @@ export interface CallState {
   lastEventId?: number;
   /** Aborted when the client goes away or the server shuts down. */
   readonly signal: AbortSignal;
-  /** Sequence number of the event the handler last yielded: the SSE writer uses it as the event id. */
-  cursor: StreamCursor;
+  /** Where the call's stream stands: written by the request handler, read by the face (StreamCursor). */
+  readonly cursor: StreamCursor;
   /** Resolves once the client has taken what was written: streams wait for it between events. */
   drained(): Promise<void>;
   /**
@@ -53,7 +53,7 @@ export function newCallState(
     owner: ownerKey(o.principal),
     version: o.version,
     lastEventId: parseLastEventId(req.headers['last-event-id']),
-    cursor: {},
+    cursor: new StreamCursor(),
     drained: () => untilDrained(res),
     get signal() {
       if (!signal) {
@@ -91,28 +91,65 @@ export function parseLastEventId(value: string | string[] | undefined): number |
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** Where a stream stands: what the SSE writer needs to know about the event being written. */
-export interface StreamCursor {
-  /** The event's log sequence number: its SSE id. */
-  seq?: number;
+/**
+ * Where a stream stands: what the SSE writer needs to know about the event being written. One
+ * writer, one reader: the request handler's stream (request-handler.ts) writes it, with
+ * {@link StreamCursor.wrote} before it yields each event and {@link StreamCursor.stands} when a
+ * resume is known to be served; the face that writes the stream out (jsonrpc-dispatch.ts, rest.ts,
+ * grpc-call.ts) reads it, through {@link CursorReader}.
+ */
+export class StreamCursor {
+  #seq: number | undefined;
+  #closing = false;
+  #stood = false;
+  #onStand: (() => void) | undefined;
+
+  /** Writer: the event about to be yielded has this log sequence number, and ends the stream or not. */
+  wrote(seq: number, closing?: boolean): void {
+    this.#seq = seq;
+    if (closing !== undefined) this.#closing = closing;
+  }
+
+  /** Writer: the stream is known to be served, before its first event comes (a resume may wait long). */
+  stands(): void {
+    this.#stood = true;
+    this.#onStand?.();
+  }
+
+  /** Reader: the event's log sequence number: its SSE id. */
+  get seq(): number | undefined {
+    return this.#seq;
+  }
+
   /**
-   * The event ends the stream (a terminal or interrupted status). v0.3 calls that `final: true`; the
-   * SDK's v0.3 translation marks only terminal states, so the writer completes it.
+   * Reader: the event ends the stream (a terminal or interrupted status). v0.3 calls that
+   * `final: true`; the SDK's v0.3 translation marks only terminal states, so the writer completes it.
    */
-  closing?: boolean;
+  get closing(): boolean {
+    return this.#closing;
+  }
+
   /**
-   * Set by a face that holds its answer back until the stream's first event (v1.0 JSON-RPC, to answer
-   * a refusal as plain JSON): called once the stream is known to be served before that event comes,
-   * as a resume from Last-Event-ID may wait long for it.
+   * Reader: resolves once the stream stands. A face that holds its answer back until the stream's
+   * first event (v1.0 JSON-RPC, to answer a refusal as plain JSON) races it with that event. Made
+   * on first use: only that face waits for it.
    */
-  opened?: () => void;
+  whenStanding(): Promise<void> {
+    if (this.#stood) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#onStand = resolve;
+    });
+  }
 }
+
+/** What a face that writes a stream out may do with its cursor: read it. */
+export type CursorReader = Pick<StreamCursor, 'seq' | 'closing' | 'whenStanding'>;
 
 /**
  * Marks a v0.3 status update `final` when it closes the stream: a JSON-RPC result
  * (`{"kind": "status-update", ...}`) or a REST event (`{"statusUpdate": {...}}`).
  */
-export function finalizeLegacyEvent(result: unknown, cursor: StreamCursor): void {
+export function finalizeLegacyEvent(result: unknown, cursor: CursorReader): void {
   if (!cursor.closing || !isObject(result)) return;
   if (result.kind === 'status-update') result.final = true;
   else if (isObject(result.statusUpdate)) result.statusUpdate.final = true;

@@ -8,7 +8,7 @@ import { ownerKey } from '../../auth/principal.js';
 import { type GenerationAsk, generationOf, pollWaitMs } from '../generation.js';
 import type { Admission, Caller } from '../http/admission.js';
 import { openStreams } from '../http/open-streams.js';
-import { type CallState, callState, parseLastEventId } from './call-state.js';
+import { type CallState, callState, parseLastEventId, StreamCursor } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
 import { unsupported, versionOf } from './version.js';
@@ -64,7 +64,7 @@ export async function admitCall(
     owner: ownerKey(auth.principal),
     version: '1.0',
     lastEventId: parseLastEventId(headers[LAST_EVENT_ID_KEY]),
-    cursor: {},
+    cursor: new StreamCursor(),
     drained: () =>
       streaming ? untilDrained(call as ServerWritableStream<unknown, unknown>) : Promise.resolve(),
     // Made on first use, as for HTTP: most calls never wait.

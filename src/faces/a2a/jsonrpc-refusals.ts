@@ -4,11 +4,11 @@ import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { Principal } from '../../auth/principal.js';
 import type { Admission } from '../http/admission.js';
-import { type BodyLimits, BodyRefused, isJsonContentType, parseJson, readBody } from '../http/body.js';
+import { type BodyLimits, isJsonContentType } from '../http/body.js';
 import { REFUSAL_CODES } from './errors.js';
 import { type ProtocolVersion, type requestedVersion, versionNotSupported } from './version.js';
 
-/** What the JSON-RPC endpoint refuses before it reads a request's body, and the id it answers with. */
+/** What the JSON-RPC endpoint refuses before it reads a request's body (its id: jsonrpc-envelope.ts). */
 
 export type JsonRpcId = string | number | null;
 export interface JsonRpcError {
@@ -48,32 +48,4 @@ export async function admitCall(
   if (auth.ok) return { ok: true, principal: auth.principal, version: version.version };
   const { status, kind, message, headers } = auth.refusal;
   return { ok: false, status, error: { code: REFUSAL_CODES[kind].code, message }, headers };
-}
-
-/**
- * How much of a refused request's body is read to answer with its id (never more than
- * MAX_BODY_BYTES). A refused caller may be anyone: it gets a read the size of a request without
- * large parts, no more. Past it the answer's id is null and the connection is closed, not drained.
- */
-const REFUSED_BODY_BYTES = 16 * 1024;
-
-/** The id of a request refused before its body was read; `unread`: the body was left unread. */
-export async function idOfRefused(
-  req: IncomingMessage,
-  limits: BodyLimits,
-): Promise<{ id: JsonRpcId; unread: boolean }> {
-  let body: unknown;
-  try {
-    body = parseJson(
-      await readBody(req, Math.min(REFUSED_BODY_BYTES, limits.maxBodyBytes)),
-      limits.maxJsonDepth,
-    );
-  } catch (err) {
-    if (!(err instanceof BodyRefused)) throw err;
-    const unread = err.problem.kind === 'too-large' || err.problem.kind === 'encoding';
-    return { id: null, unread };
-  }
-  const id = (body as { id?: unknown } | null)?.id;
-  const valid = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
-  return { id: valid ? (id as JsonRpcId) : null, unread: false };
 }

@@ -1,9 +1,38 @@
 import type { ListTasksRequest, TaskState as SdkState, Task } from '@a2a-js/sdk';
-import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { toLegacyHTTPError, V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { NextFunction, Request, Response } from 'express';
 import type { TaskState } from '../../engine/task.js';
 import { STATE_NAMES } from '../states.js';
+import { newCallContext } from './call-state.js';
+import type { CallStates } from './rest-call.js';
+import { isLegacy } from './rest-routes.js';
+
+/** `GET /v1/tasks` of a v0.3 caller (others go on to the SDK's router): see {@link listLegacyTasks}. */
+export const legacyListRoute =
+  (handler: A2ARequestHandler, states: CallStates) =>
+  async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (!isLegacy(req)) return next();
+    const state = states.get(req.headers);
+    if (!state) return next(new Error('REST call without request state'));
+    try {
+      const page = await listLegacyTasks(
+        handler,
+        req.query as Record<string, unknown>,
+        newCallContext(state, []),
+      );
+      if (page.nextPageToken) {
+        const query = new URLSearchParams(req.query as Record<string, string>);
+        query.set('pageToken', page.nextPageToken);
+        res.set('Link', `<${req.baseUrl}${req.path}?${query}>; rel="next"`);
+      }
+      res.status(200).json(page.tasks);
+    } catch (err) {
+      const status = err instanceof RequestMalformedError ? 400 : 500;
+      res.status(status).json(toLegacyHTTPError(err));
+    }
+  };
 
 /**
  * v0.3 HTTP+JSON `tasks/list`: `GET /v1/tasks`, whose answer is `[Task]` (spec v0.3, method table

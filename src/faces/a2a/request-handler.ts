@@ -403,8 +403,8 @@ export class EngineRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * A task's stream as SDK events. Before each yield the event's log sequence number goes to the
-   * call state, where the SSE writer reads it as the event id.
+   * A task's stream as SDK events. This is the call's StreamCursor's one writer: before each yield
+   * the event's log sequence number goes to it, where the face's SSE writer reads it as the event id.
    */
   async *#stream(
     context: ServerCallContext,
@@ -418,7 +418,7 @@ export class EngineRequestHandler implements A2ARequestHandler {
       if (state.lastEventId !== undefined) {
         // A resume yields nothing until the task's next event: say at once that the stream stands.
         await this.#guard(() => this.#engine.record(owner, id));
-        state.cursor.opened?.();
+        state.cursor.stands();
       }
       const items = this.#engine.stream(owner, id, {
         afterSeq: state.lastEventId,
@@ -433,12 +433,12 @@ export class EngineRequestHandler implements A2ARequestHandler {
           let response: StreamResponse | undefined;
           if (item.kind === 'task') {
             response = withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq);
-            state.cursor.seq = item.seq;
+            state.cursor.wrote(item.seq);
           } else {
             // Artifact chunks stored out of the log stream as they were written.
             response = streamResponseOf(await this.#engine.withContent(item.entry), item.contextId);
-            state.cursor.seq = item.entry.seq;
-            state.cursor.closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
+            const closing = item.entry.event.kind === 'status' && settled(item.entry.event.state);
+            state.cursor.wrote(item.entry.seq, closing);
           }
           if (response) yield response;
         }

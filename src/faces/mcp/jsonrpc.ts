@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EngineError } from '../../engine/errors.js';
+import type { EngineError, EngineErrorCode } from '../../engine/errors.js';
 
 /** JSON-RPC 2.0 error codes, and the MCP ones this face answers with. */
 export const CODE = {
@@ -57,24 +57,34 @@ export class RpcRefusal extends Error {
 
 export const invalidParams = (message: string): RpcRefusal => new RpcRefusal(CODE.invalidParams, message);
 
+const notFound = (): RpcRefusal =>
+  invalidParams('Failed to retrieve task: Task not found (it never existed, expired, or is not yours)');
+const asParams = (err: EngineError): RpcRefusal => invalidParams(err.message);
+// A refusal of load or of the server's state, not of the params: the caller may retry as it is.
+const asRequest = (err: EngineError): RpcRefusal =>
+  new RpcRefusal(CODE.invalidRequest, err.message, { reason: err.code });
+
+/**
+ * The JSON-RPC error of each engine error code: a Record over the whole union (like the HTTP faces'
+ * STATUS_OF), so that a new engine code fails the typecheck here until it is given its answer.
+ */
+const REFUSAL_OF: Record<EngineErrorCode, (err: EngineError) => RpcRefusal> = {
+  'task-not-found': notFound,
+  'too-many-tasks': asRequest,
+  'too-many-streams': asRequest,
+  'shutting-down': asRequest,
+  // A2A 1.1's code for it (the MCP revisions have none): the generations go with it.
+  'task-generation-mismatch': (err) =>
+    new RpcRefusal(-32010, err.message, { reason: err.code, ...err.details }),
+  'task-not-cancelable': asParams,
+  'unsupported-operation': asParams,
+  'invalid-params': asParams,
+  'unknown-skill': asParams,
+  forbidden: asParams,
+};
+
 /** The JSON-RPC error of an engine refusal: the engine's message (written for callers), a code. */
-export function engineRefusal(err: EngineError): RpcRefusal {
-  switch (err.code) {
-    case 'task-not-found':
-      return invalidParams(
-        'Failed to retrieve task: Task not found (it never existed, expired, or is not yours)',
-      );
-    case 'too-many-tasks':
-    case 'too-many-streams':
-    case 'shutting-down':
-      return new RpcRefusal(CODE.invalidRequest, err.message, { reason: err.code });
-    // A2A 1.1's code for it (the MCP revisions have none): the generations go with it.
-    case 'task-generation-mismatch':
-      return new RpcRefusal(-32010, err.message, { reason: err.code, ...err.details });
-    default:
-      return invalidParams(err.message);
-  }
-}
+export const engineRefusal = (err: EngineError): RpcRefusal => REFUSAL_OF[err.code](err);
 
 /** The params of a request, validated: a refusal naming the first wrong field otherwise. */
 export function paramsOf<T>(schema: z.ZodType<T>, params: unknown, shape: string): T {

@@ -1,0 +1,63 @@
+import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
+import { bodyProblem, principalOf } from '../http/problem.js';
+import { type Handler, Refused } from '../http/route.js';
+import { grantOf } from './access.js';
+import type { ConsoleOptions } from './options.js';
+
+/**
+ * An operator action: its body read within the limits and not used (the path says it all), under a
+ * JSON content type (the body is `{}`), which makes a browser ask first (CORS preflight) before
+ * another site's page can send it: no cross-site request reaches an action.
+ */
+export const operatorAction =
+  (o: ConsoleOptions, handler: Handler): Handler =>
+  async (req, res) => {
+    const type = req.headers['content-type'];
+    if (type === undefined || !isJsonContentType(type))
+      throw new Refused(415, 'Send operator actions with Content-Type: application/json');
+    try {
+      await readJson(req, o);
+    } catch (err) {
+      if (!(err instanceof BodyRefused)) throw err;
+      bodyProblem(res, err);
+      return;
+    }
+    await handler(req, res);
+  };
+
+/** `POST /api/tasks/:id/cancel`: the task canceled for its owner, audited. */
+export const cancelTask =
+  (o: ConsoleOptions): Handler =>
+  async (req, res) => {
+    const grant = grantOf(res);
+    const id = String(req.params.id);
+    const view = await o.engine.operatorCancel(grant, id);
+    o.audit('cancel', principalOf(res), id, {
+      grant: 'operator',
+      operator: grant.operator,
+      owner: view.record.owner,
+    });
+    res.json({ id, state: view.record.state });
+  };
+
+/** `POST /api/tasks/:id/deliveries/:webhook/:seq/redeliver`: a dead letter queued again, audited. */
+export const redeliver =
+  (o: ConsoleOptions): Handler =>
+  async (req, res) => {
+    const grant = grantOf(res);
+    const taskId = String(req.params.id);
+    const configId = String(req.params.webhook);
+    const seqText = String(req.params.seq);
+    if (!/^[1-9]\d{0,9}$/.test(seqText))
+      throw new Refused(400, 'The event number (seq) must be a positive whole number');
+    const seq = Number(seqText);
+    const { owner } = await o.engine.operatorRedeliver(grant, { taskId, configId, seq });
+    o.audit('push-redeliver', principalOf(res), taskId, {
+      grant: 'operator',
+      operator: grant.operator,
+      owner,
+      configId,
+      seq,
+    });
+    res.json({ taskId, webhook: configId, seq, queued: true });
+  };
