@@ -181,6 +181,20 @@ DROP INDEX tasks_queue_by_owner;
 CREATE INDEX tasks_queue_by_owner ON tasks (owner, queue_at, id) INCLUDE (expires_at) WHERE state = 'submitted';
 `,
   },
+  {
+    version: 8,
+    name: "the per-principal bounds' counts from their indexes",
+    // Both counts read each of the owner's unfinished tasks' rows for its expiry (and webhooks), up
+    // to MAX_ACTIVE_TASKS of them, each time a key at its bound retried; with the expiry in the
+    // index they can be index-only scans, and the webhooks' count reads only tasks that have some.
+    sql: `
+DROP INDEX tasks_active_by_owner;
+CREATE INDEX tasks_active_by_owner ON tasks (owner, expires_at)
+  WHERE state IN ('submitted', 'working', 'input-required', 'auth-required');
+CREATE INDEX tasks_with_push_by_owner ON tasks (owner, expires_at) INCLUDE (push_configs)
+  WHERE push_configs > 0 AND state IN ('submitted', 'working', 'input-required', 'auth-required');
+`,
+  },
 ];
 
 /**

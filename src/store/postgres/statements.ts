@@ -373,8 +373,10 @@ const SQL = {
   deadNotification: `UPDATE push_outbox SET dead_at = $4, leased_until = 0, last_error = $5
     WHERE task_id = $1 AND config_id = $2 AND seq = $3`,
   // On the unfinished-by-owner partial index: the cost follows the owner's unfinished tasks.
+  // The partial index of the owner's unfinished tasks with webhooks: the cost follows those alone.
   countActivePushConfigs: `SELECT coalesce(sum(push_configs), 0) AS n FROM tasks WHERE owner = $1
-      AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > $2`,
+      AND push_configs > 0 AND state IN ('submitted', 'working', 'input-required', 'auth-required')
+      AND expires_at > $2`,
   insertBlobPiece: 'INSERT INTO blob_pieces (task_id, seq, part, piece, data) VALUES ($1, $2, $3, $4, $5)',
   readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = $1 AND seq = $2 AND part = $3 AND piece = $4',
   // The row lock serializes one owner's writers: the total it returns is exact under any concurrency.

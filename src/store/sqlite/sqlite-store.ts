@@ -148,18 +148,13 @@ export class SqliteStore implements TaskStore {
       if (existing && existing.expires_at > task.createdAt) {
         return { result: { record: toRecord(existing), events: [] }, created: false };
       }
-      if (task.maxActive !== undefined) {
-        const { n } = this.#q.countActive.get({
-          owner: task.owner,
-          now: task.createdAt,
-          limit: task.maxActive,
-        }) as {
-          n: number;
-        };
-        // Refused having written nothing, without throwing: a throw would roll back the whole group
-        // commit and run every other caller's write in it again (a flood of refusals slowed them all).
-        if (n >= task.maxActive) return { refused: n };
-      }
+      // Refused having written nothing, without throwing: a throw would roll back the whole group
+      // commit and run every other caller's write in it again (a flood of refusals slowed them all).
+      if (
+        task.maxActive !== undefined &&
+        this.#q.atActiveLimit.get({ owner: task.owner, now: task.createdAt, limit: task.maxActive })
+      )
+        return { refused: task.maxActive };
       // The task this message made has expired and waits for the sweeper: the messageId is free again.
       if (existing) this.#q.forgetMessageId.run(task.owner, task.messageId);
       const row = newTaskRow(task);

