@@ -100,7 +100,7 @@ ${EXITS}`,
 export const OVERVIEW = `usage: taskhandle <command> [options]
 
 server:
-  serve              run the agent (settings from the environment; see README)
+  serve              run the agent (settings from the environment; see docs/settings.md)
   keys rotate        make a new webhook signing key (--card: the agent card's)
   api-keys add       make an API key for a principal of a tenant
   help [command]     this overview, or a command's options

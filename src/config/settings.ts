@@ -29,8 +29,8 @@ const MINUTE = 60 * SECOND;
 const DAY = 86_400 * SECOND;
 
 /**
- * Every setting, read from the environment once at start. Each carries what the README says of it
- * (`npm run docs:settings` writes the README's Settings table from here; a test checks they agree):
+ * Every setting, read from the environment once at start. Each carries what docs/settings.md says of it
+ * (`npm run docs:settings` writes docs/settings.md's table from here; a test checks they agree):
  * `description`, and `shownDefault` where the default is not a plain value.
  */
 const Env = z.object({
@@ -428,7 +428,7 @@ export const listOf = (setting: string): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** The settings' schema, for the README's table (config/table.ts). */
+/** The settings' schema, for docs/settings.md's table (config/table.ts). */
 export const SETTINGS = Env;
 
 export type Config = z.infer<typeof Env> & {
