@@ -97,10 +97,40 @@ const replier = defineSkill({
   },
 });
 
+/**
+ * Ends with its result: an artifact of `size` bytes in its outcome (after a first chunk written by
+ * ctx.artifact when `chunks` is 2), with its last progress.
+ */
+const ender = defineSkill({
+  id: 'ender',
+  description: 'ends with its artifact',
+  input: z.object({ size: z.number(), chunks: z.number().default(1) }),
+  pollIntervalMs: 100,
+  ttlMs: 60_000,
+  maxArtifactBytes: 5000,
+  onInterrupt: 'fail',
+  async run(ctx) {
+    const { size, chunks } = ctx.input;
+    if (chunks > 1)
+      await ctx.artifact({ artifactId: 'out', name: 'out.txt', parts: [{ text: 'a'.repeat(size) }] });
+    return {
+      message: 'all done',
+      artifact: {
+        artifactId: 'out',
+        name: 'out.txt',
+        parts: [{ text: 'b'.repeat(size), filename: 'out.txt', mediaType: 'text/plain' }],
+        append: chunks > 1,
+        lastChunk: true,
+      },
+      progress: { percent: 100, message: 'finished' },
+    };
+  },
+});
+
 let h: Harness;
 beforeEach(() => {
   h = harness(dirs.make(), {
-    skills: [writer, asker, rewriter, replier],
+    skills: [writer, asker, rewriter, replier, ender],
     limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
   });
   h.startRunner();
@@ -182,6 +212,40 @@ describe('artifacts past the inline size', () => {
     // What is left of the quota is the rest of it: another 8,000 bytes fit.
     const more = await submit(h.engine, call('writer', { count: 2, size: 4000 }));
     await waitForState(h.engine, more, 'completed');
+  });
+});
+
+describe("an outcome's artifact and progress, written with the ending", () => {
+  /** The log's last `n` events (progress included, which a task's view leaves out). */
+  const lastEvents = async (id: string, n: number) => (await h.store.readEvents(id, 0, 1000)).slice(-n);
+
+  it('is one commit: the artifact, the progress and the completed status, in that order; no reply artifact beside it', async () => {
+    const id = await submit(h.engine, call('ender', { size: 10 }));
+    const done = await waitForState(h.engine, id, 'completed');
+    expect(done.progress).toEqual({ percent: 100, message: 'finished' });
+    const events = await lastEvents(id, 3);
+    expect(events.map((e) => e.event.kind)).toEqual(['artifact', 'progress', 'status']);
+    // One write: consecutive sequence numbers, one timestamp.
+    expect(events.map((e) => e.seq - (events[0]?.seq ?? 0))).toEqual([0, 1, 2]);
+    expect(new Set(events.map((e) => e.at)).size).toBe(1);
+    const view = await h.engine.get(OWNER, id);
+    expect(view.artifacts.map((a) => [a.artifactId, a.parts[0]?.text])).toEqual([['out', 'b'.repeat(10)]]);
+    expect(textOf(view.record.statusMessage)).toBe('all done');
+  });
+
+  it("appends to what ctx.artifact wrote, and goes by reference past the inline size, like ctx.artifact's", async () => {
+    const id = await submit(h.engine, call('ender', { size: 800, chunks: 2 }));
+    await waitForState(h.engine, id, 'completed');
+    const { artifacts } = await h.engine.get(OWNER, id);
+    expect(artifacts.map((a) => a.artifactId)).toEqual(['out']);
+    expect(await artifactText(h.engine, id, 'out.txt')).toBe('a'.repeat(800) + 'b'.repeat(800));
+  });
+
+  it("is refused past the skill's cap: the job fails saying so, and completes nothing", async () => {
+    const id = await submit(h.engine, call('ender', { size: 6000 }));
+    const failed = await waitForState(h.engine, id, 'failed');
+    expect(textOf(failed.statusMessage)).toMatch(/would hold 6000 bytes; at most 5000 are kept/);
+    expect((await h.engine.get(OWNER, id)).artifacts).toEqual([]);
   });
 });
 

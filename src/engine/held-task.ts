@@ -82,7 +82,7 @@ export class HeldTask {
     to: 'completed' | 'failed' | 'canceled' | 'rejected' | 'input-required',
     message?: Message,
     waiting?: Pick<Question, 'approvers' | 'deadlineMs'>,
-    also?: Pick<GuardedWrite, 'events' | 'blobs' | 'storage' | 'dropBlobs'>,
+    also?: Pick<GuardedWrite, 'events' | 'blobs' | 'storage' | 'dropBlobs' | 'progress'>,
   ): Promise<WriteResult | undefined> {
     const { journal } = this.#rules;
     runEnded(to);

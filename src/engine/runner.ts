@@ -213,16 +213,16 @@ export class Runner {
     );
     try {
       const outcome: SkillOutcome | undefined = await skill.run(ctx);
-      await ctx.flush();
       if (controller.signal.aborted) throw controller.signal.reason;
       const message =
         typeof outcome?.message === 'string'
           ? held.text(outcome.message)
           : (outcome?.message as Message | undefined);
       const state = outcome?.state ?? 'completed';
-      const reply = state === 'completed' ? ctx.replyArtifact(message) : undefined;
+      // Its last artifact and progress, if any, go in the ending's own commit.
+      const also = ctx.endingWrite(outcome, state === 'completed' && message);
       // No row written: the task changed under the job (canceled, expired or taken over).
-      ended((await held.finish(state, message, undefined, reply)) ? state : 'lost');
+      ended((await held.finish(state, message, undefined, also)) ? state : 'lost');
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       const ending = endingOf(err, reason);

@@ -11,8 +11,8 @@ import type { LoggedEvent } from './events.js';
 import { normalizeApprovers } from './grant.js';
 import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
-import type { Answer, ArtifactUpdate, InputRequest, SkillContext } from './skill.js';
-import { isQuotaExceeded, type WriteResult } from './store-port.js';
+import type { Answer, ArtifactUpdate, InputRequest, SkillContext, SkillOutcome } from './skill.js';
+import { type GuardedWrite, isQuotaExceeded, type WriteResult } from './store-port.js';
 import { ANSWERED_BY, type Message, type Progress, type TaskRecord } from './task.js';
 
 /** Thrown by requestInput/ask when the answer is not there yet: the runner parks the task. */
@@ -137,18 +137,44 @@ export class RunContext<I> implements SkillContext<I> {
 
   async artifact(update: ArtifactUpdate): Promise<string> {
     // Refused before anything is written: the job fails saying so, what came before stays.
-    const plan = planArtifact(update, this.#artifacts, this.#limits, {
-      owner: this.#owner,
-      maxArtifactBytes: this.#maxArtifactBytes,
-    });
+    const plan = this.#plan(update);
     const { events } = await this.#write(plan.write);
     this.#artifacts.wrote(plan, (events[0] as LoggedEvent).seq);
     return plan.artifactId;
   }
 
-  /** What writes the run's reply as the task's result artifact, when the task has none (see replyArtifact). */
-  replyArtifact(reply: Message | undefined) {
-    return replyArtifactOf(reply, this.#artifacts, this.#limits, this.#owner)?.write;
+  /**
+   * What a run that returned writes with its ending, in the ending's own commit: the outcome's
+   * artifact (or, for a completed task with none, its reply as its result: see replyArtifact), and
+   * its last progress (the outcome's, else one the throttle still holds). Throws the JobError of an
+   * artifact over its cap, before anything is written.
+   */
+  endingWrite(
+    outcome: Pick<SkillOutcome, 'artifact' | 'progress'> | undefined,
+    completed: Message | undefined | false,
+  ): Pick<GuardedWrite, 'events' | 'blobs' | 'storage' | 'dropBlobs' | 'progress'> | undefined {
+    const artifact = outcome?.artifact
+      ? this.#plan(outcome.artifact).write
+      : completed === false
+        ? undefined
+        : replyArtifactOf(completed, this.#artifacts, this.#limits, this.#owner)?.write;
+    clearTimeout(this.#progressTimer);
+    this.#progressTimer = undefined;
+    const progress = outcome?.progress ?? this.#pendingProgress;
+    this.#pendingProgress = undefined;
+    if (!artifact && !progress) return undefined;
+    return {
+      ...artifact,
+      events: [...(artifact?.events ?? []), ...(progress ? [{ kind: 'progress' as const, progress }] : [])],
+      ...(progress && { progress }),
+    };
+  }
+
+  #plan(update: ArtifactUpdate) {
+    return planArtifact(update, this.#artifacts, this.#limits, {
+      owner: this.#owner,
+      maxArtifactBytes: this.#maxArtifactBytes,
+    });
   }
 
   async say(text: string): Promise<void> {

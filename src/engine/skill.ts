@@ -9,6 +9,15 @@ export interface SkillOutcome {
   state?: 'completed' | 'failed' | 'rejected';
   /** Agent message carried by the final status. */
   message?: string | Message;
+  /**
+   * An artifact (or the last chunk of one) written with the ending, in the same commit: a job that
+   * ends with its result writes once, not twice (`ctx.artifact`, then the ending). Planned as
+   * `ctx.artifact` plans it (size caps, inline or by reference, the owner's quota); a refused one
+   * fails the job, saying so.
+   */
+  artifact?: ArtifactUpdate;
+  /** The run's last progress report, written with the ending (instead of one write of its own). */
+  progress?: { percent?: number; message?: string };
 }
 
 export interface ArtifactUpdate {

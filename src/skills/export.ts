@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineSkill } from '../engine/skill.js';
+import { type ArtifactUpdate, defineSkill } from '../engine/skill.js';
 import { Approval, Decision } from './decision.js';
 import { FORMATS, generatedRow, type Row, serialize } from './rows.js';
 
@@ -65,19 +65,20 @@ export const exportSkill = defineSkill({
     const artifactId = `export-${ctx.taskId}`;
     let writes = 0;
     let pending = '';
-    const write = async (lastChunk: boolean) => {
-      await ctx.artifact({
+    const chunk = (lastChunk: boolean): ArtifactUpdate => {
+      const update = {
         artifactId,
         name: filename,
         description: `${total} rows as ${format.toUpperCase()}`,
         parts: [{ raw: Buffer.from(pending).toString('base64'), filename, mediaType }],
         append: writes++ > 0,
         lastChunk,
-      });
+      };
       pending = '';
+      return update;
     };
     let done = 0;
-    do {
+    for (;;) {
       ctx.signal.throwIfAborted();
       const count = Math.min(chunkRows, total - done);
       // Rows are made and serialized a batch at a time, and a chunk larger than a piece is written
@@ -89,17 +90,20 @@ export const exportSkill = defineSkill({
           ? data.slice(from, from + n)
           : Array.from({ length: n }, (_, i) => generatedRow(from + i));
         pending += serialize(rows, format, columns, from === 0);
-        if (pending.length >= WRITE_BYTES && at + n < count) await write(false);
+        if (pending.length >= WRITE_BYTES && at + n < count) await ctx.artifact(chunk(false));
       }
       if (count === 0) pending += serialize([], format, columns, done === 0);
       done += count;
-      await write(done >= total);
-      await ctx.progress({
+      const progress = {
         percent: total === 0 ? 100 : Math.floor((done / total) * 100),
         message: `${done} of ${total} rows`,
-      });
-      if (delayMs > 0 && done < total) await sleep(delayMs, undefined, { signal: ctx.signal });
-    } while (done < total);
-    return { message: `Exported ${total} rows to ${filename}` };
+      };
+      // The last chunk and the last progress are written with the completion, in one commit.
+      if (done >= total)
+        return { message: `Exported ${total} rows to ${filename}`, artifact: chunk(true), progress };
+      await ctx.artifact(chunk(false));
+      await ctx.progress(progress);
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: ctx.signal });
+    }
   },
 });
