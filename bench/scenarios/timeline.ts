@@ -25,8 +25,8 @@ export type Step = (typeof STEPS)[number];
 export const STEP_LABELS: Record<Step, string> = {
   created: 'create committed, first event (the task, submitted) arrived',
   working: 'claimed: the runner woke, its claim committed, `working` arrived',
-  artifact: "the job ran: task and log read, the artifact's write committed, its event arrived",
-  completed: 'completed: the final write committed, its status arrived',
+  artifact: 'the job ran (task and log read), its ending committed: the artifact event arrived',
+  completed: 'its completed status arrived (the same commit as the artifact, since 5ac85f1)',
   closed: 'the stream ended',
 };
 
