@@ -4,6 +4,7 @@ import { skillMessage, startTask, V1 } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { asTask, failure, GRPC, grpcClient } from './grpc.js';
 import { type Agent, launch } from './harness.js';
+import { modern } from './mcp-modern.js';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from './postgres.js';
 
 /**
@@ -25,38 +26,15 @@ const waitingTask = async (agent: Agent) => {
 };
 
 /** An MCP 2026-07-28 request as alice (tasks extension declared); the HTTP request prefers wait=1. */
-const mcpCall = async (agent: Agent, method: string, params: Json, meta: Json = {}) => {
-  const res = await fetch(`${agent.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(typeof (params.taskId ?? params.name) === 'string'
-        ? { 'Mcp-Name': params.taskId ?? params.name }
-        : {}),
-      Authorization: `Bearer ${agent.keys.alice}`,
-      Prefer: 'wait=1',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {
-            extensions: { 'io.modelcontextprotocol/tasks': {} },
-          },
-          ...meta,
-        },
-      },
-    }),
-  });
-  return (await res.json()) as Json;
-};
+const mcpCall = async (agent: Agent, method: string, params: Json, meta: Json = {}) =>
+  (
+    await modern(agent, method, params, {
+      key: agent.keys.alice,
+      elicitation: false,
+      headers: { Prefer: 'wait=1' },
+      meta,
+    })
+  ).body;
 
 /** The answer to an approval task over gRPC: a v1.0 SendMessageRequest naming the task. */
 const grpcAnswer = (taskId: string, text: string) =>

@@ -18,6 +18,8 @@ export interface ModernOptions {
   elicitation?: boolean;
   /** Headers on top of (or replacing) the standard ones. */
   headers?: Record<string, string>;
+  /** `_meta` entries on top of the per-request fields (a condition of the generations extension, say). */
+  meta?: Json;
 }
 
 /** 2026-07-28's per-request fields. */
@@ -46,7 +48,12 @@ function request(method: string, params: Json, o: ModernOptions) {
       ...(o.key ? { Authorization: `Bearer ${o.key}` } : {}),
       ...o.headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta(o) } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: { ...params, _meta: { ...modernMeta(o), ...o.meta } },
+    }),
   };
   return { id, init };
 }

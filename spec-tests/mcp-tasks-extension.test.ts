@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { type Agent, launch } from './harness.js';
+import { modern } from './mcp-modern.js';
 import { skipWithoutPostgres } from './postgres.js';
 
 /**
@@ -23,39 +24,6 @@ const meta = (tasks: boolean, elicitation = true) => ({
   },
 });
 
-let nextId = 1;
-/** One JSON-RPC request to /mcp as `key`'s principal, with the standard headers of 2026-07-28 and the SEP. */
-async function mcp(
-  agent: Agent,
-  method: string,
-  params: Json,
-  o: { key?: string; tasks?: boolean; elicitation?: boolean } = {},
-): Promise<{ status: number; body: Json }> {
-  const id = nextId++;
-  const res = await fetch(`${agent.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(typeof (params.taskId ?? params.name) === 'string'
-        ? { 'Mcp-Name': params.taskId ?? params.name }
-        : {}),
-      ...(o.key ? { Authorization: `Bearer ${o.key}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method,
-      params: { ...params, _meta: meta(o.tasks ?? true, o.elicitation ?? true) },
-    }),
-  });
-  const body = (await res.json()) as Json;
-  expect(body.id).toBe(id);
-  return { status: res.status, body };
-}
-
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 const NOT_FOUND = {
   code: -32602,
@@ -69,12 +37,12 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
   let carol: string;
   const as = (key: string) => ({ key });
   const create = async (name: string, args: Json, key = alice) => {
-    const { body } = await mcp(agent, 'tools/call', { name, arguments: args }, as(key));
+    const { body } = await modern(agent, 'tools/call', { name, arguments: args }, as(key));
     expect(body.result.resultType).toBe('task');
     return body.result.taskId as string;
   };
   const get = async (taskId: string, key = alice) =>
-    (await mcp(agent, 'tasks/get', { taskId }, as(key))).body;
+    (await modern(agent, 'tasks/get', { taskId }, as(key))).body;
   const until = (taskId: string, status: string) =>
     eventually(async () => {
       const { result } = await get(taskId);
@@ -88,7 +56,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
   afterAll(() => agent.stop());
 
   it('server/discover names the extension among the capabilities', async () => {
-    const { status, body } = await mcp(agent, 'server/discover', {}, as(alice));
+    const { status, body } = await modern(agent, 'server/discover', {}, as(alice));
     expect(status).toBe(200);
     expect(body.result).toEqual({
       resultType: 'complete',
@@ -106,7 +74,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const before = await (
       await fetch(`${agent.url}/v1/jobs`, { headers: { Authorization: `Bearer ${carol}` } })
     ).json();
-    const { status, body } = await mcp(
+    const { status, body } = await modern(
       agent,
       'tools/call',
       { name: 'sleep', arguments: { seconds: 0 } },
@@ -125,7 +93,12 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
   });
 
   it('tools/call answers a CreateTaskResult once the task is committed: tasks/get resolves at once', async () => {
-    const { body } = await mcp(agent, 'tools/call', { name: 'sleep', arguments: { seconds: 0 } }, as(alice));
+    const { body } = await modern(
+      agent,
+      'tools/call',
+      { name: 'sleep', arguments: { seconds: 0 } },
+      as(alice),
+    );
     expect(body.result).toEqual({
       resultType: 'task',
       taskId: expect.any(String),
@@ -202,7 +175,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       },
     });
     // A key that is not outstanding is ignored, as the SEP says.
-    const ignored = await mcp(
+    const ignored = await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { 'ask-0': { action: 'accept', content: { decision: 'reject' } } } },
@@ -213,7 +186,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
       _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
     });
     expect((await get(taskId)).result.status).toBe('input_required');
-    const { body } = await mcp(
+    const { body } = await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { [key as string]: { action: 'accept', content: { decision: 'approve' } } } },
@@ -235,7 +208,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const taskId = await create('approval', { action: 'Drop the table' });
     const waiting = await until(taskId, 'input_required');
     const key = Object.keys(waiting.inputRequests)[0] as string;
-    await mcp(
+    await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { [key]: { action: 'accept', content: { answer: 'reject: no' } } } },
@@ -265,13 +238,18 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const taskId = await create('approval', { action: 'Maybe' });
     const waiting = await until(taskId, 'input_required');
     const key = Object.keys(waiting.inputRequests)[0] as string;
-    await mcp(agent, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'decline' } } }, as(alice));
+    await modern(
+      agent,
+      'tasks/update',
+      { taskId, inputResponses: { [key]: { action: 'decline' } } },
+      as(alice),
+    );
     expect((await until(taskId, 'cancelled')).status).toBe('cancelled');
   });
 
   it('a client that declares no elicitation is sent no elicitation/create: it reads the question in statusMessage and _meta, and answers with tasks/update', async () => {
     const quiet = { key: alice, elicitation: false };
-    const { body: created } = await mcp(
+    const { body: created } = await modern(
       agent,
       'tools/call',
       { name: 'approval', arguments: { action: 'Quietly' } },
@@ -279,7 +257,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     );
     const taskId = created.result.taskId as string;
     const waiting = await eventually(async () => {
-      const { result } = (await mcp(agent, 'tasks/get', { taskId }, quiet)).body;
+      const { result } = (await modern(agent, 'tasks/get', { taskId }, quiet)).body;
       return result?.status === 'input_required' ? result : undefined;
     });
     // "Servers MUST NOT send an inputRequests that the client has not declared support for."
@@ -295,7 +273,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     // The same task, asked by a client that declares elicitation, shows the request under that key.
     const declared = (await get(taskId)).result;
     expect(Object.keys(declared.inputRequests)).toEqual([question.key]);
-    const update = await mcp(
+    const update = await modern(
       agent,
       'tasks/update',
       {
@@ -315,12 +293,17 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const taskId = await create('approval', { action: 'Dismissed' });
     const waiting = await until(taskId, 'input_required');
     const key = Object.keys(waiting.inputRequests)[0] as string;
-    await mcp(agent, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'cancel' } } }, as(alice));
+    await modern(
+      agent,
+      'tasks/update',
+      { taskId, inputResponses: { [key]: { action: 'cancel' } } },
+      as(alice),
+    );
     await new Promise((r) => setTimeout(r, 500));
     const still = (await get(taskId)).result;
     expect(still.status).toBe('input_required');
     expect(Object.keys(still.inputRequests)).toEqual([key]);
-    await mcp(
+    await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { [key]: { action: 'accept', content: { decision: 'approve' } } } },
@@ -333,21 +316,21 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     const taskId = await create('approval', { action: 'Ship it', approver: 'acme/bob' });
     await until(taskId, 'input_required');
     expect((await get(taskId, bob)).error).toEqual(NOT_FOUND);
-    const stranger = await mcp(
+    const stranger = await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { x: { action: 'accept', content: { answer: 'approve' } } } },
       as(carol),
     );
     expect(stranger.body.error).toEqual(NOT_FOUND);
-    const missing = await mcp(
+    const missing = await modern(
       agent,
       'tasks/update',
       { taskId: 'no-such-task', inputResponses: { x: { action: 'accept', content: { answer: 'approve' } } } },
       as(carol),
     );
     expect(missing.body.error).toEqual(NOT_FOUND);
-    const approver = await mcp(
+    const approver = await modern(
       agent,
       'tasks/update',
       { taskId, inputResponses: { any: { action: 'accept', content: { answer: 'approve' } } } },
@@ -362,7 +345,7 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
 
   it('tasks/cancel acknowledges, aborts the job, and the task shows cancelled; a missing task is -32602', async () => {
     const taskId = await create('sleep', { seconds: 600 });
-    const { body } = await mcp(agent, 'tasks/cancel', { taskId }, as(alice));
+    const { body } = await modern(agent, 'tasks/cancel', { taskId }, as(alice));
     expect(body.result).toEqual({
       resultType: 'complete',
       _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
@@ -371,17 +354,19 @@ describe('MCP Tasks extension (SEP-2663), raw JSON-RPC', () => {
     expect(cancelled).not.toHaveProperty('result');
     expect(cancelled).not.toHaveProperty('error');
     // Cancelling again acknowledges too (cancellation is a signal, not a state query).
-    expect((await mcp(agent, 'tasks/cancel', { taskId }, as(alice))).body.result.resultType).toBe('complete');
-    expect((await mcp(agent, 'tasks/cancel', { taskId }, as(bob))).body.error).toEqual(NOT_FOUND);
-    expect((await mcp(agent, 'tasks/get', { taskId: 'nope' }, as(alice))).body.error).toEqual(NOT_FOUND);
+    expect((await modern(agent, 'tasks/cancel', { taskId }, as(alice))).body.result.resultType).toBe(
+      'complete',
+    );
+    expect((await modern(agent, 'tasks/cancel', { taskId }, as(bob))).body.error).toEqual(NOT_FOUND);
+    expect((await modern(agent, 'tasks/get', { taskId: 'nope' }, as(alice))).body.error).toEqual(NOT_FOUND);
   });
 
   it('tasks/result and tasks/list are not part of the extension: -32601 with HTTP 404, as any method 2026-07-28 lacks', async () => {
     const taskId = await create('sleep', { seconds: 0 });
-    const result = await mcp(agent, 'tasks/result', { taskId }, as(alice));
+    const result = await modern(agent, 'tasks/result', { taskId }, as(alice));
     expect(result.body.error.code).toBe(-32601);
     expect(result.status).toBe(404);
-    const list = await mcp(agent, 'tasks/list', {}, as(alice));
+    const list = await modern(agent, 'tasks/list', {}, as(alice));
     expect([list.status, list.body.error.code]).toEqual([404, -32601]);
   });
 
@@ -515,11 +500,16 @@ describe('MCP Tasks extension: retention', () => {
     const agent = await launch({ apiKeys: { alice: 'acme' }, env: { MAX_TTL_MS: '1500' } });
     try {
       const key = agent.keys.alice as string;
-      const { body } = await mcp(agent, 'tools/call', { name: 'sleep', arguments: { seconds: 0 } }, { key });
+      const { body } = await modern(
+        agent,
+        'tools/call',
+        { name: 'sleep', arguments: { seconds: 0 } },
+        { key },
+      );
       expect(body.result.ttlMs).toBe(1500);
       const { taskId } = body.result;
       const gone = await eventually(async () => {
-        const reply = await mcp(agent, 'tasks/get', { taskId }, { key });
+        const reply = await modern(agent, 'tasks/get', { taskId }, { key });
         return reply.body.error;
       });
       expect(gone).toEqual(NOT_FOUND);
@@ -543,7 +533,7 @@ describe.skipIf(noPostgres !== undefined)(
     it('a task made on one instance is read, answered and cancelled through the other', async () => {
       const [a, b] = cluster.agents as [Agent, Agent];
       const key = a.keys.alice as string;
-      const { body } = await mcp(
+      const { body } = await modern(
         a,
         'tools/call',
         { name: 'approval', arguments: { action: 'Cross' } },
@@ -551,26 +541,27 @@ describe.skipIf(noPostgres !== undefined)(
       );
       const { taskId } = body.result;
       const waiting = await eventually(async () => {
-        const { result } = (await mcp(b, 'tasks/get', { taskId }, { key })).body;
+        const { result } = (await modern(b, 'tasks/get', { taskId }, { key })).body;
         return result?.status === 'input_required' ? result : undefined;
       });
       const inputKey = Object.keys(waiting.inputRequests)[0] as string;
-      await mcp(
+      await modern(
         b,
         'tasks/update',
         { taskId, inputResponses: { [inputKey]: { action: 'accept', content: { answer: 'approve' } } } },
         { key },
       );
       const done = await eventually(async () => {
-        const { result } = (await mcp(a, 'tasks/get', { taskId }, { key })).body;
+        const { result } = (await modern(a, 'tasks/get', { taskId }, { key })).body;
         return result?.status === 'completed' ? result : undefined;
       });
       expect(done.result.content[0].text).toBe('Approved by acme/alice');
-      const sleeping = (await mcp(a, 'tools/call', { name: 'sleep', arguments: { seconds: 600 } }, { key }))
-        .body.result.taskId;
-      await mcp(b, 'tasks/cancel', { taskId: sleeping }, { key });
+      const sleeping = (
+        await modern(a, 'tools/call', { name: 'sleep', arguments: { seconds: 600 } }, { key })
+      ).body.result.taskId;
+      await modern(b, 'tasks/cancel', { taskId: sleeping }, { key });
       const cancelled = await eventually(async () => {
-        const { result } = (await mcp(a, 'tasks/get', { taskId: sleeping }, { key })).body;
+        const { result } = (await modern(a, 'tasks/get', { taskId: sleeping }, { key })).body;
         return result?.status === 'cancelled' ? result : undefined;
       });
       expect(cancelled.taskId).toBe(sleeping);

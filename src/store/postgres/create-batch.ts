@@ -1,10 +1,10 @@
 import { notifiesByDefault } from '../../engine/push.js';
 import type { Created, NewTask } from '../../engine/store-port.js';
-import { json, newTaskRow, toPushConfigRow, toRecord } from '../rows.js';
+import { json, newTaskRow, toRecord } from '../rows.js';
 import { type CountsRow, toQueueCounts } from './counts.js';
 import { createTask, type Inserted, notInserted } from './create-task.js';
 import type { Db } from './db.js';
-import { encode, logged } from './params.js';
+import { encode, logged, pushValues } from './params.js';
 import { STATEMENTS as Q } from './statements.js';
 
 /** One create's own outcome: a create of a batch fails alone. */
@@ -189,20 +189,8 @@ class Params {
         notifiesByDefault(event) ? 1 : 0,
       ]);
     });
-    for (const config of configs) {
-      const r = toPushConfigRow(config);
-      push(this.#configs, [
-        ord,
-        r.id,
-        r.url,
-        r.token,
-        r.auth_scheme,
-        r.auth_credentials,
-        r.all_events,
-        r.format,
-        r.created_at,
-      ]);
-    }
+    // A config's values as the one-task statement sends them, its task named by its place instead.
+    for (const config of configs) push(this.#configs, [ord, ...pushValues(config).slice(1)]);
     this.sent.push({ task, at, configs: configs.length });
     this.bytes += (input?.length ?? 0) + (metadata?.length ?? 0) + encoded.payloads.join('').length;
   }
