@@ -220,7 +220,7 @@ export class Runner {
           : (outcome?.message as Message | undefined);
       const state = outcome?.state ?? 'completed';
       // Its last artifact and progress, if any, go in the ending's own commit.
-      const also = ctx.endingWrite(outcome, state === 'completed' && message);
+      const also = ctx.endingWrite(outcome, state === 'completed' ? message : undefined);
       // No row written: the task changed under the job (canceled, expired or taken over).
       ended((await held.finish(state, message, undefined, also)) ? state : 'lost');
     } catch (err) {

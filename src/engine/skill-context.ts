@@ -125,11 +125,8 @@ export class RunContext<I> implements SkillContext<I> {
 
   /** Writes any progress still held back by the throttle. */
   async flush(): Promise<void> {
-    clearTimeout(this.#progressTimer);
-    this.#progressTimer = undefined;
-    const progress = this.#pendingProgress;
+    const progress = this.#takePendingProgress();
     if (!progress) return;
-    this.#pendingProgress = undefined;
     this.#lastProgress = progress;
     this.#lastProgressAt = this.#journal.now();
     await this.#write({ progress, events: [{ kind: 'progress', progress }] });
@@ -145,29 +142,34 @@ export class RunContext<I> implements SkillContext<I> {
 
   /**
    * What a run that returned writes with its ending, in the ending's own commit: the outcome's
-   * artifact (or, for a completed task with none, its reply as its result: see replyArtifact), and
+   * artifact (else `reply`, a completed task's message, as its result: see replyArtifact), and
    * its last progress (the outcome's, else one the throttle still holds). Throws the JobError of an
    * artifact over its cap, before anything is written.
    */
   endingWrite(
     outcome: Pick<SkillOutcome, 'artifact' | 'progress'> | undefined,
-    completed: Message | undefined | false,
+    reply: Message | undefined,
   ): Pick<GuardedWrite, 'events' | 'blobs' | 'storage' | 'dropBlobs' | 'progress'> | undefined {
     const artifact = outcome?.artifact
       ? this.#plan(outcome.artifact).write
-      : completed === false
-        ? undefined
-        : replyArtifactOf(completed, this.#artifacts, this.#limits, this.#owner)?.write;
-    clearTimeout(this.#progressTimer);
-    this.#progressTimer = undefined;
-    const progress = outcome?.progress ?? this.#pendingProgress;
-    this.#pendingProgress = undefined;
+      : replyArtifactOf(reply, this.#artifacts, this.#limits, this.#owner)?.write;
+    const held = this.#takePendingProgress();
+    const progress = outcome?.progress ?? held;
     if (!artifact && !progress) return undefined;
     return {
       ...artifact,
       events: [...(artifact?.events ?? []), ...(progress ? [{ kind: 'progress' as const, progress }] : [])],
       ...(progress && { progress }),
     };
+  }
+
+  /** The progress the throttle still holds, if any, taken from it (its timer stopped). */
+  #takePendingProgress(): Progress | undefined {
+    clearTimeout(this.#progressTimer);
+    this.#progressTimer = undefined;
+    const progress = this.#pendingProgress;
+    this.#pendingProgress = undefined;
+    return progress;
   }
 
   #plan(update: ArtifactUpdate) {
