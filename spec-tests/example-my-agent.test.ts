@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, run } from './package-project.js';
-import { type Served, ServedSet, serve } from './served.js';
+import { listeningUrl, type Served, ServedSet, serve, userEnv } from './served.js';
 
 const EXAMPLE = join(ROOT, 'examples/my-agent');
 const README = readFileSync(join(EXAMPLE, 'README.md'), 'utf8');
@@ -64,14 +64,8 @@ describe('examples/my-agent: the README, as printed, against the example', () =>
     assertBuilt();
     await installExample();
     dir = mkdtempSync(join(tmpdir(), 'taskhandle-my-agent-'));
-    const env = (db: string) => ({
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? dir,
-      PORT: '0',
-      DATABASE_URL: `sqlite:${join(dir, db)}`,
-    });
-    const urlOf = (line: Record<string, unknown>) =>
-      line.msg === 'taskhandle listening' ? String(line.url) : undefined;
+    const env = (db: string) => userEnv(dir, db);
+    const urlOf = listeningUrl;
     // Each is kept as soon as it listens: afterAll stops it even when the other fails to start.
     const { keep } = servers;
     await Promise.all([

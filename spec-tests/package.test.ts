@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDLE, skillMessage } from './a2a.js';
 import { assertBuilt, makeProject, pack, run } from './package-project.js';
-import { type Served, ServedSet, serve } from './served.js';
+import { listeningUrl, type Served, ServedSet, serve } from './served.js';
 import { openSse } from './sse.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
@@ -82,7 +82,7 @@ describe('the package as a user installs it: npm pack, npm install in a fresh pr
           BUILTIN_SKILLS: 'none',
           LOG_LEVEL: 'info',
         },
-        urlOf: (line) => (line.msg === 'taskhandle listening' ? String(line.url) : undefined),
+        urlOf: listeningUrl,
       }).then(keep(BINARY)),
     ]);
     timings.startMs = Date.now() - started;

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, ROOT, run } from './package-project.js';
 import { type Block, codeBlocks, commands, matchesShown, withoutComment } from './readme-blocks.js';
-import { ServedSet, serve } from './served.js';
+import { listeningUrl, ServedSet, serve, userEnv } from './served.js';
 
 /**
  * The README as a newcomer follows it: its JavaScript is the example files byte for byte, those
@@ -156,14 +156,8 @@ describe('the README, as printed', () => {
     beforeAll(async () => {
       assertBuilt();
       dir = mkdtempSync(join(tmpdir(), 'taskhandle-readme-'));
-      const env = (db: string) => ({
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? dir,
-        PORT: '0',
-        DATABASE_URL: `sqlite:${join(dir, db)}`,
-      });
-      const urlOf = (line: Record<string, unknown>) =>
-        line.msg === 'taskhandle listening' ? String(line.url) : undefined;
+      const env = (db: string) => userEnv(dir, db);
+      const urlOf = listeningUrl;
       const { keep } = servers;
       await Promise.all([
         serve(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env: env('binary.db'), urlOf }).then(

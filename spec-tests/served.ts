@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 /**
@@ -23,6 +24,21 @@ export interface ServeOptions {
   urlOf: (line: Record<string, unknown>) => string | undefined;
   timeoutMs?: number;
 }
+
+/** The URL of taskhandle's own "listening" line (the binary's, or a createServer script's logger). */
+export const listeningUrl = (line: Record<string, unknown>): string | undefined =>
+  line.msg === 'taskhandle listening' ? String(line.url) : undefined;
+
+/**
+ * A user's environment for a server of theirs on a fresh SQLite file `db` in `dir`, on a free port:
+ * PATH and HOME only, nothing of the test runner's.
+ */
+export const userEnv = (dir: string, db: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? dir,
+  PORT: '0',
+  DATABASE_URL: `sqlite:${join(dir, db)}`,
+});
 
 /** Runs `command args` and resolves once a stdout line gives its URL (rejects on exit or timeout). */
 export function serve(command: string, args: string[], o: ServeOptions): Promise<Served> {
