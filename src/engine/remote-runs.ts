@@ -15,6 +15,7 @@ import { announceClaim, HeldTask, type HoldRules } from './held-task.js';
 import type { ArtifactUpdate } from './skill.js';
 import { BLOB_PIECE_BYTES, type GuardedWrite, isQuotaExceeded, type WriteResult } from './store-port.js';
 import type { Message, Progress, TaskRecord, TaskState } from './task.js';
+import { historyOf } from './view.js';
 
 export interface RemoteRunsOptions extends HoldRules {
   /** How long a claim holds its task without a heartbeat (LEASE_MS). */
@@ -338,7 +339,10 @@ export class RemoteRuns {
         const log = logger.child({ taskId: c.record.id, skill, attempt: attempts, worker: claim.worker });
         const held = new HeldTask(this.#o, c, log);
         if (!(await held.takeOver(c.interrupted))) continue;
-        const view = await engine.get(c.record.owner, c.record.id).catch(() => undefined);
+        // A fresh claim read its log itself; a takeover reads the task after its own write.
+        const view = c.log
+          ? { record: c.record, history: historyOf(c.record, c.log) }
+          : await engine.get(c.record.owner, c.record.id).catch(() => undefined);
         if (!view) continue; // expired meanwhile
         jobs.push({
           record: view.record,

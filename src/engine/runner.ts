@@ -180,8 +180,11 @@ export class Runner {
     }
     if (!(await held.takeOver(claim.interrupted))) return;
 
-    // Read before the heartbeat starts: a task gone meanwhile (expired) must not leave it running.
-    const found = await journal.store.getTaskWithLog(record.id, journal.now());
+    // A fresh claim read the log itself; a takeover reads it after its own write, before the
+    // heartbeat starts: a task gone meanwhile (expired) must not leave it running.
+    const found = claim.log
+      ? { record, log: claim.log }
+      : await journal.store.getTaskWithLog(record.id, journal.now());
     if (!found) throw new Error(`task ${record.id} is gone (expired) before its run began`);
     const heartbeat = setInterval(
       () => {

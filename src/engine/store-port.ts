@@ -128,6 +128,12 @@ export interface ClaimedTask {
   interrupted: boolean;
   /** Events written by the claim (the `working` status of a fresh claim). */
   events: LoggedEvent[];
+  /**
+   * A fresh claim's whole log as the claim left it (`events` last; progress left out, as
+   * getTaskWithLog's), read in the claim's own transaction: its run starts from it, with no read of
+   * the task after the claim. Takeovers have none (their takeover writes first, then reads).
+   */
+  log?: LoggedEvent[];
 }
 
 /**

@@ -70,6 +70,34 @@ export function blobContract(c: Contract): void {
       expect(ok?.events).toHaveLength(1);
     });
 
+    it('refuses a write whose artifact is in the log past the quota, whole, in the same way', async () => {
+      const a = await create();
+      await storeChunk(a.id, 900);
+      const inline: TaskEvent = {
+        kind: 'artifact',
+        artifact: { artifactId: 'csv', parts: [{ text: 'x'.repeat(200) }] },
+        append: false,
+        lastChunk: true,
+      };
+      const over = write(a.id, {
+        from: ['submitted'],
+        to: 'completed',
+        events: [inline],
+        storage: { owner: 'alice', bytes: 200, quota: 1000 },
+      });
+      await expect(over).rejects.toMatchObject({
+        name: 'QuotaExceeded',
+        stored: 900,
+        adding: 200,
+        quota: 1000,
+      });
+      expect(await seqs(a.id)).toEqual([1, 2, 3]);
+      expect((await c.store.getTask(a.id, T0))?.state).toBe('submitted');
+      // Nothing of it was counted: 100 bytes still fit.
+      const fits = await write(a.id, working({ storage: { owner: 'alice', bytes: 100, quota: 1000 } }));
+      expect(fits?.record.id).toBe(a.id);
+    });
+
     it('a write that replaces an artifact drops the pieces of the events it names, and frees their bytes', async () => {
       const a = await create();
       const b = await create();

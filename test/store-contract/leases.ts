@@ -25,6 +25,20 @@ export function leaseContract(c: Contract): void {
       expect(claimed[0]?.leaseToken).not.toBe(claimed[1]?.leaseToken);
     });
 
+    it("gives a fresh claim the task's log as a read after it would, and a takeover none", async () => {
+      const task = await create();
+      await write(task.id, {
+        from: ['submitted'],
+        events: [note('a'), { kind: 'progress', progress: { percent: 5 } }],
+      });
+      const [fresh] = await c.store.claim('w1', T0 + 10, 1000, 10);
+      expect(fresh?.log).toEqual((await c.store.getTaskWithLog(task.id, T0 + 10))?.log);
+      expect(fresh?.log?.at(-1)).toEqual(fresh?.events[0]);
+      const [takeover] = await c.store.claim('w2', T0 + 1011, 1000, 10);
+      expect(takeover?.interrupted).toBe(true);
+      expect(takeover?.log).toBeUndefined();
+    });
+
     it('never claims a task twice while its lease is valid', async () => {
       await create();
       expect(await c.store.claim('w1', T0, 1000, 10)).toHaveLength(1);

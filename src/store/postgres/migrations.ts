@@ -195,6 +195,24 @@ CREATE INDEX tasks_with_push_by_owner ON tasks (owner, expires_at) INCLUDE (push
   WHERE push_configs > 0 AND state IN ('submitted', 'working', 'input-required', 'auth-required');
 `,
   },
+  {
+    version: 9,
+    name: "a write's artifact bytes checked against the quota in the write's own statement",
+    // A write that stored artifact bytes was a transaction of four round trips (BEGIN, the write,
+    // the owner's new total, COMMIT) so that one past the quota could roll back; raised from within
+    // the statement, the refusal undoes it as well, in one round trip. The new total goes in DETAIL.
+    sql: `
+CREATE FUNCTION refused_over_quota(total bigint, adding bigint, quota bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF quota > 0 AND adding > 0 AND total > quota THEN
+    RAISE EXCEPTION 'storage quota exceeded' USING ERRCODE = 'THQ01', DETAIL = total::text;
+  END IF;
+  RETURN total;
+END
+$$;
+`,
+  },
 ];
 
 /**

@@ -160,11 +160,15 @@ export class PostgresStore implements TaskStore {
       w.retry?.runAfter ?? null,
       w.retry?.reason ?? null,
       w.generation ?? null,
+      w.storage?.owner ?? null,
+      w.storage?.quota ?? null,
     ];
     const written = (row: TaskRow | undefined): WriteResult | undefined =>
       row && { record: toRecord(row), events: logged(row, row.last_seq - w.events.length + 1, w.events) };
-    if (!dedupe && !w.storage && !w.blobs?.length) {
-      return written(await this.#db.one<TaskRow>(Q.guardedWrite, values));
+    // The artifact bytes' accounting and quota are in the statement itself: a write that neither
+    // dedupes nor stores pieces is one round trip (a job's ending with its artifact, most often).
+    if (!dedupe && !w.blobs?.length && !w.dropBlobs?.length) {
+      return written(await overQuotaRefused(this.#db.one<TaskRow>(Q.guardedWrite, values), w.storage));
     }
     const refused = Symbol('refused');
     try {
@@ -185,10 +189,11 @@ export class PostgresStore implements TaskStore {
             return { record: toRecord(row), events: [], duplicate: true };
           }
         }
-        const result = written((await client.query<TaskRow>({ ...Q.guardedWrite, values })).rows[0]);
+        const result = written(
+          await overQuotaRefused(one<TaskRow>(client, Q.guardedWrite, values), w.storage),
+        );
         // A refused write rolls back: the message is not recorded as delivered.
         if (!result) throw refused;
-        if (w.storage) await addStoredBytes(client, w.storage);
         if (w.dropBlobs?.length) {
           await client.query({ ...Q.deleteEventBlobPieces, values: [w.taskId, w.dropBlobs] });
         }
@@ -239,8 +244,7 @@ export class PostgresStore implements TaskStore {
       owner ?? null,
     ]);
     if (!row) return undefined;
-    const entries = row.log ? (JSON.parse(row.log) as Omit<LoggedEvent, 'taskId'>[]) : [];
-    return { record: toRecord(row), log: entries.map((e) => ({ taskId: id, ...e })) };
+    return { record: toRecord(row), log: parseLog(id, row.log) };
   }
 
   async readBlobPiece(taskId: string, seq: number, part: number, piece: number): Promise<Buffer | undefined> {
@@ -330,7 +334,12 @@ export class PostgresStore implements TaskStore {
         this.#channel,
         notice.eventsPrefix(this.#instance),
       ];
-      return (await client.query<TaskRow & { lease_token: string }>({ ...Q.claimQueued, values })).rows;
+      return (
+        await client.query<TaskRow & { lease_token: string; log: string | null }>({
+          ...Q.claimQueued,
+          values,
+        })
+      ).rows;
     };
     // Read and claim under the cluster's claim lock: each claim counts what the one before it
     // started (the limits hold across instances) and picks among the tasks still queued (claims
@@ -340,11 +349,15 @@ export class PostgresStore implements TaskStore {
       return claimQueued(client);
     });
     for (const row of queued) {
+      const events: LoggedEvent[] = [
+        { taskId: row.id, seq: row.last_seq, at: now, event: JSON.parse(WORKING_STATUS) },
+      ];
       claimed.push({
         record: toRecord(row),
         leaseToken: row.lease_token,
         interrupted: false,
-        events: [{ taskId: row.id, seq: row.last_seq, at: now, event: JSON.parse(WORKING_STATUS) }],
+        events,
+        log: [...parseLog(row.id, row.log), ...events],
       });
     }
     return claimed;
@@ -502,16 +515,24 @@ async function one<R extends pg.QueryResultRow>(
   return (await client.query<R>({ ...statement, values })).rows[0];
 }
 
-/** Adds a write's artifact bytes to its owner's total; past the quota, throws (the transaction rolls back). */
-async function addStoredBytes(
-  client: Queryable,
-  storage: NonNullable<GuardedWrite['storage']>,
-): Promise<void> {
-  const { rows } = await client.query<{ bytes: number }>({
-    ...Q.addStoredBytes,
-    values: [storage.owner, storage.bytes],
-  });
-  refuseOverQuota(Number(rows[0]?.bytes ?? 0), storage);
+/** A log as the statements build it (statements.ts, logOf): one JSON array text, or null for none. */
+function parseLog(taskId: string, text: string | null): LoggedEvent[] {
+  const entries = text ? (JSON.parse(text) as Omit<LoggedEvent, 'taskId'>[]) : [];
+  return entries.map((e) => ({ taskId, ...e }));
+}
+
+/** The SQLSTATE of refused_over_quota (migration 9): the write's statement found its owner past the quota. */
+const OVER_QUOTA = 'THQ01';
+
+/** The guarded write's statement, its quota refusal (the owner's new total in its detail) as QuotaExceeded. */
+async function overQuotaRefused<T>(statement: Promise<T>, storage: GuardedWrite['storage']): Promise<T> {
+  try {
+    return await statement;
+  } catch (err) {
+    if (storage && (err as { code?: unknown }).code === OVER_QUOTA)
+      refuseOverQuota(Number((err as { detail?: unknown }).detail), storage);
+    throw err;
+  }
 }
 
 /** One poll's stamp read: its task, its clock, and whose counts it may carry. */

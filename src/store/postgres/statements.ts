@@ -26,6 +26,14 @@ const aheadCount = (id: string, owner: string, queueAt: string, now: string, cap
       AND (a.queue_at, a.id) < (${queueAt}, ${id}) AND a.expires_at > ${now}
       LIMIT ${cap}) x)`;
 
+/**
+ * A task's log as one JSON array text (progress left out: no view shows it), in seq order; `id` is an
+ * SQL expression. Built in the database: one value for the whole log, not one row per event.
+ */
+const logOf = (id: string) => `(SELECT '[' || string_agg(
+        '{"seq":' || seq || ',"at":' || at || ',"event":' || payload || '}', ',' ORDER BY seq) || ']'
+      FROM events WHERE task_id = ${id} AND kind <> 'progress')`;
+
 /** The running tasks of a tenant, of a skill, and in all, as one int[] (see toQueueCounts). */
 const runningCounts = (tenant: string, skill: string, now: string) =>
   `(SELECT ARRAY[count(*) FILTER (WHERE w.tenant = ${tenant}), count(*) FILTER (WHERE w.skill = ${skill}),
@@ -180,9 +188,7 @@ const SQL = {
     JOIN tasks t ON t.id = r.id AND t.expires_at > r.now`,
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
-  getTaskWithLog: `SELECT t.*, (SELECT '[' || string_agg(
-        '{"seq":' || seq || ',"at":' || at || ',"event":' || payload || '}', ',' ORDER BY seq) || ']'
-      FROM events WHERE task_id = t.id AND kind <> 'progress') AS log
+  getTaskWithLog: `SELECT t.*, ${logOf('t.id')} AS log
     FROM tasks t WHERE id = $1 AND expires_at > $2 AND ($3::text IS NULL OR owner = $3)`,
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,
@@ -217,8 +223,12 @@ const SQL = {
   o AS (INSERT INTO push_outbox (task_id, config_id, seq, created_at, next_attempt_at)
     SELECT u.id, c.id, u.last_seq - $9 + x.ord, $10, $10
     FROM u JOIN push_configs c ON c.task_id = u.id, generate_series(1, $9) AS x(ord)
-    WHERE u.push_configs > 0 AND (c.all_events = 1 OR x.ord = ANY($15::int[])))
-  SELECT u.*, pg_notify($16, $17) FROM u`,
+    WHERE u.push_configs > 0 AND (c.all_events = 1 OR x.ord = ANY($15::int[]))),
+  -- The artifact bytes it adds (or frees) on its owner's total ($23, $18), checked against the quota
+  -- ($24) in the same statement: past it, refused_over_quota raises and nothing of the write stays.
+  s AS (INSERT INTO owner_usage (owner, bytes) SELECT $23::text, $18 FROM u WHERE $23::text IS NOT NULL
+    ON CONFLICT (owner) DO UPDATE SET bytes = GREATEST(0, owner_usage.bytes + excluded.bytes) RETURNING bytes)
+  SELECT u.*, pg_notify($16, $17), (SELECT refused_over_quota(s.bytes, $18, $24) FROM s) AS owner_bytes FROM u`,
   insertMessageId: `INSERT INTO message_ids (owner, message_id, task_id) VALUES ($1, $2, $3)
     ON CONFLICT DO NOTHING RETURNING task_id`,
   listTasks: `SELECT * FROM tasks WHERE ${LIST_WHERE}
@@ -303,7 +313,10 @@ const SQL = {
       UNION SELECT 'o:' || owner FROM u),
     s AS (INSERT INTO scheduler_turns (key, last_at) SELECT key, $1 FROM k ORDER BY key
       ON CONFLICT (key) DO UPDATE SET last_at = GREATEST(scheduler_turns.last_at, excluded.last_at))
-    SELECT u.*, pg_notify($6, $7 || u.id || ' working') FROM u ORDER BY array_position($2::text[], u.id)`,
+    -- Each task's log as it stood before this statement (its working status is the caller's to add):
+    -- the run starts from it without reading the task again.
+    SELECT u.*, ${logOf('u.id')} AS log, pg_notify($6, $7 || u.id || ' working')
+    FROM u ORDER BY array_position($2::text[], u.id)`,
   renewLease: `UPDATE tasks SET lease_expires_at = $4
     WHERE id = $1 AND lease_token = $2 AND state = 'working' AND expires_at > $3
     RETURNING cancel_requested`,
@@ -380,8 +393,6 @@ const SQL = {
   insertBlobPiece: 'INSERT INTO blob_pieces (task_id, seq, part, piece, data) VALUES ($1, $2, $3, $4, $5)',
   readBlobPiece: 'SELECT data FROM blob_pieces WHERE task_id = $1 AND seq = $2 AND part = $3 AND piece = $4',
   // The row lock serializes one owner's writers: the total it returns is exact under any concurrency.
-  addStoredBytes: `INSERT INTO owner_usage (owner, bytes) VALUES ($1, $2)
-    ON CONFLICT (owner) DO UPDATE SET bytes = GREATEST(0, owner_usage.bytes + excluded.bytes) RETURNING bytes`,
   deleteEventBlobPieces: 'DELETE FROM blob_pieces WHERE task_id = $1 AND seq = ANY($2::integer[])',
   ping: 'SELECT 1',
 } as const;

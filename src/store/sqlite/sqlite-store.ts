@@ -313,10 +313,13 @@ export class SqliteStore implements TaskStore {
           to_working: fresh ? 1 : 0,
         }) as TaskRow | undefined;
         if (!row) continue;
-        const events = fresh
-          ? this.#insertEvents(row, row.last_seq, now, [{ kind: 'status', state: 'working' }])
-          : [];
-        claimed.push({ record: toRecord(row), leaseToken, interrupted: !fresh, events });
+        if (!fresh) {
+          claimed.push({ record: toRecord(row), leaseToken, interrupted: true, events: [] });
+          continue;
+        }
+        const events = this.#insertEvents(row, row.last_seq, now, [{ kind: 'status', state: 'working' }]);
+        const log = (this.#q.viewEvents.all(c.id) as EventRow[]).map((e) => toLogged(c.id, e));
+        claimed.push({ record: toRecord(row), leaseToken, interrupted: false, events, log });
       }
       return claimed;
     });
