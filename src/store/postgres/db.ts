@@ -54,12 +54,15 @@ export class Db {
     return (await this.query<R>(statement, values))[0];
   }
 
-  /** Runs `work` in a transaction on one connection; what it throws rolls the transaction back. */
-  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction on one connection; what it throws rolls the transaction back.
+   * `opening`: what opens it, BEGIN and what must come first (a lock), in one round trip.
+   */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, opening = 'BEGIN'): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
     try {
-      await client.query('BEGIN');
+      await client.query(opening);
       const result = await work(client);
       await client.query('COMMIT');
       return result;

@@ -55,7 +55,7 @@ import { connectionConfig, Db, type Queryable } from './db.js';
 import { migrate } from './migrations.js';
 import { PostgresOperator } from './operator.js';
 import { encode, logged, pushValues } from './params.js';
-import { STATEMENTS as Q } from './statements.js';
+import { beginClaim, STATEMENTS as Q } from './statements.js';
 import { readStats } from './stats.js';
 import { TurnBatch } from './turn-batch.js';
 
@@ -81,7 +81,8 @@ export class PostgresStore implements TaskStore {
   readonly #db: Db;
   readonly #feed: ChangeFeed;
   readonly #channel: string;
-  readonly #schema: string;
+  /** Opens a claim's transaction under the cluster's claim lock, in one round trip (statements.ts). */
+  readonly #beginClaim: string;
   /** The operator console's reads and deliver-again (operator.ts); the store records attempts through it too. */
   readonly operator: PostgresOperator;
   /** Tells this instance's notices from the others'. */
@@ -98,7 +99,7 @@ export class PostgresStore implements TaskStore {
     const config = connectionConfig(o.url, o.schema);
     this.#db = new Db(config, o.poolMax, o.logger);
     this.#channel = `taskhandle_${o.schema}`;
-    this.#schema = o.schema;
+    this.#beginClaim = beginClaim(o.schema);
     this.#feed = new ChangeFeed(config, this.#channel, this.#instance, o.logger);
     this.operator = new PostgresOperator(this.#db);
   }
@@ -344,10 +345,7 @@ export class PostgresStore implements TaskStore {
     // Read and claim under the cluster's claim lock: each claim counts what the one before it
     // started (the limits hold across instances) and picks among the tasks still queued (claims
     // side by side would all pick the same heads, and all but one get fewer).
-    const queued = await this.#db.transaction(async (client) => {
-      await client.query({ ...Q.lockClaims, values: [this.#schema] });
-      return claimQueued(client);
-    });
+    const queued = await this.#db.transaction(claimQueued, this.#beginClaim);
     for (const row of queued) {
       const events: LoggedEvent[] = [
         { taskId: row.id, seq: row.last_seq, at: now, event: JSON.parse(WORKING_STATUS) },

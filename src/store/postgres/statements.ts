@@ -10,6 +10,14 @@ export interface Statement {
   text: string;
 }
 
+/**
+ * BEGIN and the cluster's claim lock, as one simple query (one round trip; the lock is a statement
+ * of its own so that the claim's reads, after it, see every claim committed before it). The schema
+ * name is [a-z0-9_] (config): quoted as a literal all the same.
+ */
+export const beginClaim = (schema: string): string =>
+  `BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.claim.${schema.replaceAll("'", "''")}', 0))`;
+
 const ACTIVE = "('submitted', 'working', 'input-required', 'auth-required')";
 
 const LIST_WHERE = `owner = $1 AND expires_at > $2
@@ -270,7 +278,6 @@ const SQL = {
     RETURNING t.*`,
   // The fair claim (engine/fair-share.ts): one read, then one claim, under one lock per cluster:
   // the limits hold across instances (a claim reads every claim committed before it).
-  lockClaims: "SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.claim.' || $1, 0))",
   // What the pick needs, in one snapshot and one round trip: the first $2 tasks of each owner's
   // queue (the owners found one index seek each: a loose scan of tasks_queue_by_owner, so the cost
   // follows the queued owners, not the queued tasks), the running tasks counted, and the turns of
