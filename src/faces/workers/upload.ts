@@ -1,8 +1,8 @@
-import type { Handler } from '../http/route.js';
-import { Refused } from '../http/route.js';
+import { parsed } from '../http/json-body.js';
+import { type Handler, Refused } from '../http/route.js';
 import type { WorkersOptions } from './options.js';
 import { ARTIFACT_ID_PATTERN, UploadQuery } from './requests.js';
-import { leaseOf, parsed } from './respond.js';
+import { leaseOf } from './respond.js';
 
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 
