@@ -128,12 +128,6 @@ export function publishCard(
   /** The gRPC binding's `host:port` (a gRPC target, as clients dial it) when it is served. */
   grpcAddress?: string,
 ): PublishedCard {
-  let template: z.infer<typeof Template>;
-  try {
-    template = Template.parse(JSON.parse(readFileSync(file, 'utf8')));
-  } catch (err) {
-    throw new ConfigError(`AGENT_CARD_FILE=${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
   const authenticated = security.apiKeys || security.jwt;
   const jsonrpcUrl = `${baseUrl}/`;
   const restUrl = `${baseUrl}${REST_PATH}`;
@@ -144,7 +138,7 @@ export function publishCard(
     extendedAgentCard: authenticated,
   };
   const v1 = {
-    ...template,
+    ...readTemplate(file),
     supportedInterfaces: [
       { url: jsonrpcUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
@@ -162,21 +156,34 @@ export function publishCard(
     // v0.3's AgentExtension.required is an optional field: set, it is said.
     capabilities: { ...capabilities, extensions: EXTENSIONS },
     ...secured.v03,
-    // What v0.3 clients read; the v1.0 schema allows none of them at the top level.
-    protocolVersion: '0.3.0',
-    url: jsonrpcUrl,
-    preferredTransport: 'JSONRPC',
-    supportsAuthenticatedExtendedCard: authenticated,
-    additionalInterfaces: [
-      { url: jsonrpcUrl, transport: 'JSONRPC' },
-      { url: restUrl, transport: 'HTTP+JSON' },
-    ],
+    ...legacyFields(jsonrpcUrl, restUrl, authenticated),
   };
   const extended = authenticated ? AgentCard.fromJSON({ ...v1, skills: skills.map(skillEntry) }) : undefined;
   // Whole seconds: Last-Modified and If-Modified-Since have no finer resolution.
   const published = new Date(Math.floor(Date.now() / 1000) * 1000);
   return assembleCard({ v1, v03: legacy, extended }, published);
 }
+
+/** The operator's part of the card (AGENT_CARD_FILE), checked: a bad file stops the start, saying why. */
+function readTemplate(file: string): z.infer<typeof Template> {
+  try {
+    return Template.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch (err) {
+    throw new ConfigError(`AGENT_CARD_FILE=${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** What v0.3 clients read; the v1.0 schema allows none of them at the top level. */
+const legacyFields = (jsonrpcUrl: string, restUrl: string, authenticated: boolean) => ({
+  protocolVersion: '0.3.0',
+  url: jsonrpcUrl,
+  preferredTransport: 'JSONRPC',
+  supportsAuthenticatedExtendedCard: authenticated,
+  additionalInterfaces: [
+    { url: jsonrpcUrl, transport: 'JSONRPC' },
+    { url: restUrl, transport: 'HTTP+JSON' },
+  ],
+});
 
 /** The card's unsigned forms: what each protocol version's clients get, before any signature. */
 export interface CardForms {

@@ -87,41 +87,12 @@ export async function checkCardSignatures(
 }
 
 async function checkOne(entry: unknown, payload: string, resolve: KeyResolver): Promise<SignatureCheck> {
-  const sig = entry as Partial<AgentCardSignature> | null;
-  if (typeof sig?.protected !== 'string' || typeof sig.signature !== 'string')
-    return {
-      ok: false,
-      kid: undefined,
-      jku: undefined,
-      reason: 'not a signature: needs protected and signature strings',
-    };
-  let header: JWSHeaderParameters;
-  try {
-    header = decodeProtectedHeader({ protected: sig.protected });
-  } catch {
-    return {
-      ok: false,
-      kid: undefined,
-      jku: undefined,
-      reason: 'its protected header is not base64url JSON',
-    };
-  }
-  const kid = typeof header.kid === 'string' ? header.kid : undefined;
-  const jku = typeof header.jku === 'string' ? header.jku : undefined;
-  if (!kid || typeof header.alg !== 'string')
-    return { ok: false, kid, jku, reason: 'its protected header names no kid or no alg' };
+  const read = readSignature(entry);
+  if ('reason' in read) return read;
+  const { jws, header, kid, jku } = read;
   try {
     const key = await resolve(header);
-    await flattenedVerify(
-      {
-        payload,
-        protected: sig.protected,
-        signature: sig.signature,
-        ...(sig.header && { header: sig.header }),
-      },
-      key,
-      { algorithms: CARD_ALGORITHMS },
-    );
+    await flattenedVerify({ payload, ...jws }, key, { algorithms: CARD_ALGORITHMS });
     return { ok: true, kid, alg: header.alg, jku };
   } catch (err) {
     const reason =
@@ -130,4 +101,36 @@ async function checkOne(entry: unknown, payload: string, resolve: KeyResolver): 
         : (err as Error).message;
     return { ok: false, kid, jku, reason };
   }
+}
+
+/**
+ * A signature entry (its JWS without the payload) and its protected header, which must name a kid
+ * and an alg; or why it is not one.
+ */
+function readSignature(
+  entry: unknown,
+):
+  | { jws: AgentCardSignature; header: JWSHeaderParameters & { alg: string }; kid: string; jku?: string }
+  | (SignatureCheck & { ok: false }) {
+  const sig = entry as Partial<AgentCardSignature> | null;
+  const refused = (reason: string, kid?: string, jku?: string) => ({ ok: false as const, kid, jku, reason });
+  if (typeof sig?.protected !== 'string' || typeof sig.signature !== 'string')
+    return refused('not a signature: needs protected and signature strings');
+  let header: JWSHeaderParameters;
+  try {
+    header = decodeProtectedHeader({ protected: sig.protected });
+  } catch {
+    return refused('its protected header is not base64url JSON');
+  }
+  const kid = typeof header.kid === 'string' ? header.kid : undefined;
+  const jku = typeof header.jku === 'string' ? header.jku : undefined;
+  const { alg } = header;
+  if (!kid || typeof alg !== 'string')
+    return refused('its protected header names no kid or no alg', kid, jku);
+  return {
+    jws: { protected: sig.protected, signature: sig.signature, ...(sig.header && { header: sig.header }) },
+    header: { ...header, alg },
+    kid,
+    jku,
+  };
 }

@@ -36,16 +36,8 @@ export function legacyPushConfigBody(
     };
   }
   const named = `tasks/${decoded}`;
-  for (const [where, value] of [
-    ['name', field(config, 'name', 'name')],
-    ['parent', wrapped && field(body, 'parent', 'parent')],
-  ] as const) {
-    if (typeof value === 'string' && value !== '' && !value.startsWith(`${named}/`) && value !== named) {
-      return {
-        problem: `${where} "${value}" names another task than the URL's (${named}); send it to that task's URL`,
-      };
-    }
-  }
+  const elsewhere = anotherTask(named, config, wrapped && body);
+  if (elsewhere) return { problem: elsewhere };
   const push = field(config, 'pushNotificationConfig', 'push_notification_config');
   const name = field(config, 'name', 'name');
   const configId =
@@ -58,4 +50,19 @@ export function legacyPushConfigBody(
       ? { ...push, id: configId }
       : push;
   return { body: { name: named, pushNotificationConfig: withId } };
+}
+
+/**
+ * Why the config's `name` (or the wrapping request's `parent`) names another task than `named`,
+ * the URL's; undefined when neither does.
+ */
+function anotherTask(named: string, config: Json, request: Json | undefined): string | undefined {
+  for (const [where, value] of [
+    ['name', field(config, 'name', 'name')],
+    ['parent', request && field(request, 'parent', 'parent')],
+  ] as const) {
+    if (typeof value === 'string' && value !== '' && !value.startsWith(`${named}/`) && value !== named)
+      return `${where} "${value}" names another task than the URL's (${named}); send it to that task's URL`;
+  }
+  return undefined;
 }

@@ -31,6 +31,10 @@ const SECURITY_HEADERS = {
  * under the security headers above. `html` is given where the router is reached (`/inbox`, or
  * `/agent/inbox` in an app that mounts the faces under `/agent`): the page links its assets there,
  * and its scripts import the kit from beside themselves.
+ *
+ * The kit is served beside each page, not once at a shared path: it is 18 KB, revalidated (304) on
+ * every load either way, and a shared path would save only its first download in a browser that
+ * opens both pages, at the price of pages whose imports depend on where another route is mounted.
  */
 export function pageRouter(html: (base: string) => string, assets: Record<string, Asset>): express.Router {
   const router = express.Router();

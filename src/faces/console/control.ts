@@ -1,5 +1,5 @@
-import { BodyRefused, isJsonContentType, readJson } from '../http/body.js';
-import { bodyProblem, principalOf } from '../http/problem.js';
+import { isJsonContentType, readJson } from '../http/body.js';
+import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { grantOf } from './access.js';
 import type { ConsoleOptions } from './options.js';
@@ -15,13 +15,8 @@ export const operatorAction =
     const type = req.headers['content-type'];
     if (type === undefined || !isJsonContentType(type))
       throw new Refused(415, 'Send operator actions with Content-Type: application/json');
-    try {
-      await readJson(req, o);
-    } catch (err) {
-      if (!(err instanceof BodyRefused)) throw err;
-      bodyProblem(res, err);
-      return;
-    }
+    // Read and dropped; a refused body is answered by route (bodyProblem).
+    await readJson(req, o);
     await handler(req, res);
   };
 

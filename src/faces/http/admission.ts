@@ -40,38 +40,39 @@ export function admission(
   hosts?: HostRule,
 ): (req: Caller) => Promise<Admission> {
   const hostRule = authenticator.anonymous ? hosts : undefined;
+  const refuse = (refusal: Refusal): Admission => {
+    refused(refusal);
+    return { ok: false, refusal };
+  };
   return async (req): Promise<Admission> => {
     const foreign = hostRule && foreignHost(req.headers, hostRule);
-    if (foreign !== undefined) {
-      const refusal: Refusal = { kind: 'foreign-host', status: 403, headers: {}, message: foreign };
-      refused(refusal);
-      return { ok: false, refusal };
-    }
+    if (foreign !== undefined)
+      return refuse({ kind: 'foreign-host', status: 403, headers: {}, message: foreign });
     const auth = await authenticator.authenticate(req.headers);
     if (!auth.ok) {
-      const refusal: Refusal = {
+      return refuse({
         kind: 'unauthenticated',
         status: 401,
         headers: { 'WWW-Authenticate': auth.challenge },
         message: auth.message,
         auth: auth.kind,
-      };
-      refused(refusal);
-      return { ok: false, refusal };
+      });
     }
     const { principal } = auth;
     const key = principal.via === 'anonymous' ? `ip:${req.socket.remoteAddress}` : ownerKey(principal);
     const waitMs = limiter?.take(key) ?? 0;
-    if (waitMs === 0) return { ok: true, principal };
-    const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
-    const refusal: Refusal = {
-      kind: 'rate-limited',
-      status: 429,
-      headers: { 'Retry-After': String(retryAfterS) },
-      message: `Rate limited: too many requests; retry after ${retryAfterS} s`,
-    };
-    refused(refusal);
-    return { ok: false, refusal };
+    return waitMs === 0 ? { ok: true, principal } : refuse(rateLimited(waitMs));
+  };
+}
+
+/** 429 with Retry-After: the caller may send again in `waitMs` (whole seconds, at least 1). */
+function rateLimited(waitMs: number): Refusal {
+  const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
+  return {
+    kind: 'rate-limited',
+    status: 429,
+    headers: { 'Retry-After': String(retryAfterS) },
+    message: `Rate limited: too many requests; retry after ${retryAfterS} s`,
   };
 }
 

@@ -32,27 +32,33 @@ function hostName(host: string): string {
   return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
 }
 
+/** The host name of the server's base URL (an IPv6 address without brackets); empty until it listens. */
+function publicHost(rule: HostRule): string {
+  const base = rule.baseUrl();
+  return base ? new URL(base).hostname.replace(/^\[|\]$/g, '') : '';
+}
+
 /**
  * Why this request does not name the server, in words naming the setting that would let it; or
- * undefined when it does.
+ * undefined when it does: its Host, then its Origin.
  */
 export function foreignHost(headers: IncomingHttpHeaders, rule: HostRule): string | undefined {
-  const host = headers.host;
-  const publicHost = () => {
-    const base = rule.baseUrl();
-    return base ? new URL(base).hostname.replace(/^\[|\]$/g, '') : '';
-  };
-  if (host !== undefined && host !== '') {
-    const name = hostName(host);
-    const own = isIP(name) !== 0 || isLoopbackName(name) || rule.hosts.has(name) || name === publicHost();
-    if (!own)
-      return (
-        `Host ${JSON.stringify(host.slice(0, 200))} is not a name of this server, which serves anonymous callers ` +
-        '(a page rebinding its name to this address would be taken for the local user); ' +
-        'an operator who means it lists the name in ALLOWED_HOSTS (comma-separated), or sets PUBLIC_URL'
-      );
-  }
-  const origin = headers.origin;
+  return foreignHostHeader(headers.host, rule) ?? foreignOrigin(headers.origin, rule);
+}
+
+function foreignHostHeader(host: string | undefined, rule: HostRule): string | undefined {
+  if (host === undefined || host === '') return undefined;
+  const name = hostName(host);
+  if (isIP(name) !== 0 || isLoopbackName(name) || rule.hosts.has(name) || name === publicHost(rule))
+    return undefined;
+  return (
+    `Host ${JSON.stringify(host.slice(0, 200))} is not a name of this server, which serves anonymous callers ` +
+    '(a page rebinding its name to this address would be taken for the local user); ' +
+    'an operator who means it lists the name in ALLOWED_HOSTS (comma-separated), or sets PUBLIC_URL'
+  );
+}
+
+function foreignOrigin(origin: string | undefined, rule: HostRule): string | undefined {
   if (origin === undefined) return undefined;
   let url: URL | undefined;
   try {
@@ -68,7 +74,7 @@ export function foreignHost(headers: IncomingHttpHeaders, rule: HostRule): strin
       rule.origins.has(url.origin) ||
       isLoopbackName(name) ||
       rule.hosts.has(name) ||
-      name === publicHost()
+      name === publicHost(rule)
     )
       return undefined;
   }

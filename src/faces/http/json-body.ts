@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { z } from 'zod';
 import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from './body.js';
 import { Refused } from './route.js';
 
@@ -11,4 +12,12 @@ export async function jsonBody(req: Request, limits: BodyLimits): Promise<unknow
     if (err instanceof BodyRefused) throw new Refused(err.status, err.message);
     throw err;
   }
+}
+
+/** `value` as `schema` takes it, or a 400 saying `what` to send and the first problem (its field). */
+export function parsed<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new Refused(400, `${what}: ${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
 }

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { approverNameOf, type Principal } from '../../auth/principal.js';
 import { TooManyClaims } from '../../engine/claim-desk.js';
 import { ArtifactRefused, LeaseLost } from '../../engine/remote-runs.js';
-import { jsonBody } from '../http/json-body.js';
+import { jsonBody, parsed } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused, route } from '../http/route.js';
 import type { WorkersOptions } from './options.js';
@@ -39,14 +39,6 @@ export async function bodyOf<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const raw = req.headers['content-length'] === '0' ? {} : await jsonBody(req, o);
   return parsed(schema, raw, `Send ${shape}`);
-}
-
-/** `value` as `schema` takes it, or a 400 saying `what` and the first problem. */
-export function parsed<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw new Refused(400, `${what}: ${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
 }
 
 /** The task and lease token a job write names: the path's id and the `Lease-Token` header. */

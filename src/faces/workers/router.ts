@@ -1,5 +1,6 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { admitted, principalOf, problem } from '../http/problem.js';
+import express from 'express';
+import { admitted, problem } from '../http/problem.js';
+import { workersOnly } from './access.js';
 import { claimJobs } from './claims.js';
 import { artifact, ask, complete, fail, heartbeat, progress, release, status } from './job-writes.js';
 import { workersOpenApi } from './openapi.js';
@@ -10,6 +11,8 @@ import { upload } from './upload.js';
 /**
  * /v1/workers: remote workers claim the tasks of remote skills and do their work (docs/workers.md).
  * Only principals WORKERS names may use it (and, on an anonymous loopback server, its local user).
+ * Each route's handler lives in a file of its kind: claims, job-writes (the lease holder's writes),
+ * upload (an artifact's bytes).
  *
  * @example app.use('/v1/workers', workersRouter({ runs, skills, audit, admit, leaseMs, localWorker, ...bodyAndStreams }));
  */
@@ -40,20 +43,4 @@ export function workersRouter(o: WorkersOptions): express.Router {
     ),
   );
   return router;
-}
-
-/** Refuses a caller that is not a worker (403), before anything is read. */
-function workersOnly(o: WorkersOptions) {
-  return (_req: Request, res: Response, next: NextFunction): void => {
-    const principal = principalOf(res);
-    if (principal.worker || (o.localWorker && principal.via === 'anonymous')) {
-      next();
-      return;
-    }
-    problem(
-      res,
-      403,
-      'This credential may not work tasks: WORKERS names the principals (tenant/principal, jwt:tenant/principal, role:NAME) that may claim them',
-    );
-  };
 }

@@ -1,8 +1,10 @@
-import type { Handler } from '../http/route.js';
-import { Refused } from '../http/route.js';
+import type { Request, Response } from 'express';
+import type { Upload } from '../../engine/remote-runs.js';
+import { parsed } from '../http/json-body.js';
+import { type Handler, Refused } from '../http/route.js';
 import type { WorkersOptions } from './options.js';
 import { ARTIFACT_ID_PATTERN, UploadQuery } from './requests.js';
-import { leaseOf, parsed } from './respond.js';
+import { leaseOf } from './respond.js';
 
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/;
 
@@ -15,42 +17,40 @@ export const upload =
   (o: WorkersOptions): Handler =>
   async (req, res) => {
     const { taskId, token } = leaseOf(req);
-    const artifactId = String(req.params.artifactId);
-    if (!ARTIFACT_ID_PATTERN.test(artifactId)) {
-      throw new Refused(400, 'The artifact id must be 1 to 128 letters, digits, ".", "_", ":" or "-"');
-    }
-    const query = parsed(UploadQuery, { ...req.query }, 'Query: name?, filename?, append=true|false');
-    const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') {
-      res.set('Connection', 'close');
-      throw new Refused(415, 'Send the file uncompressed (no Content-Encoding)');
-    }
-    const type = req.headers['content-type'];
-    if (type !== undefined && (type.length > 255 || !MEDIA_TYPE.test(type))) {
-      throw new Refused(400, 'Content-Type must be a media type (type/subtype)');
-    }
-    const written = await o.runs
-      .upload(
-        taskId,
-        token,
-        {
-          artifactId,
-          name: query.name,
-          filename: query.filename,
-          mediaType: type,
-          append: query.append === 'true',
-        },
-        req,
-      )
-      .catch((err: unknown) => {
-        // The worker hung up mid-file: a refusal, not a failure of ours (logged as none, as a JSON
-        // body cut short is). What was stored stays; a PUT of the whole file replaces it.
-        if (!req.complete && (err as { code?: unknown })?.code === 'ECONNRESET') {
-          throw new Refused(400, 'The upload was closed before its body ended; PUT the whole file again');
-        }
-        // What the worker still sends is not read: the connection ends with the answer.
-        if (!req.readableEnded) res.set('Connection', 'close');
-        throw err;
-      });
+    const written = await o.runs.upload(taskId, token, uploadOf(req, res), req).catch((err: unknown) => {
+      // The worker hung up mid-file: a refusal, not a failure of ours (logged as none, as a JSON
+      // body cut short is). What was stored stays; a PUT of the whole file replaces it.
+      if (!req.complete && (err as { code?: unknown })?.code === 'ECONNRESET') {
+        throw new Refused(400, 'The upload was closed before its body ended; PUT the whole file again');
+      }
+      // What the worker still sends is not read: the connection ends with the answer.
+      if (!req.readableEnded) res.set('Connection', 'close');
+      throw err;
+    });
     res.json(written);
   };
+
+/** The artifact an upload writes, from its path, query and headers; a refusal naming what is wrong. */
+function uploadOf(req: Request, res: Response): Upload {
+  const artifactId = String(req.params.artifactId);
+  if (!ARTIFACT_ID_PATTERN.test(artifactId)) {
+    throw new Refused(400, 'The artifact id must be 1 to 128 letters, digits, ".", "_", ":" or "-"');
+  }
+  const query = parsed(UploadQuery, { ...req.query }, 'Query: name?, filename?, append=true|false');
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    res.set('Connection', 'close');
+    throw new Refused(415, 'Send the file uncompressed (no Content-Encoding)');
+  }
+  const type = req.headers['content-type'];
+  if (type !== undefined && (type.length > 255 || !MEDIA_TYPE.test(type))) {
+    throw new Refused(400, 'Content-Type must be a media type (type/subtype)');
+  }
+  return {
+    artifactId,
+    name: query.name,
+    filename: query.filename,
+    mediaType: type,
+    append: query.append === 'true',
+  };
+}
