@@ -79,6 +79,13 @@ describe('DNS rebinding: an anonymous server answers only requests that name it'
     }
   });
 
+  it('refuses a Host that only begins like an address of its own', async () => {
+    for (const host of [`[::1]evil.example`, `[::1]evil.example:${port}`, `127.0.0.1.evil.example:${port}`]) {
+      const { status, text } = await call(agent, 'GET', `/v1/jobs/${taskId}`, { Host: host });
+      expect(status, `${host}: ${text}`).toBe(403);
+    }
+  });
+
   it("refuses a page of another site by its Origin, even with the server's own Host", async () => {
     for (const [face, method, path, body] of faces()) {
       const headers = { Host: `127.0.0.1:${port}`, Origin: `http://evil.example:${port}` };

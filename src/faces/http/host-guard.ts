@@ -24,10 +24,13 @@ export interface HostRule {
 /** `localhost`, its subdomains (RFC 6761: they resolve to loopback too), 127.x and ::1. */
 const isLoopbackName = (host: string): boolean => isLoopback(host) || host.endsWith('.localhost');
 
-/** `Host: a.b:41241` -> `a.b`; `[::1]:41241` -> `::1` (lower-case). */
+/**
+ * `Host: a.b:41241` -> `a.b`; `[::1]:41241` -> `::1` (lower-case). A bracketed host followed by
+ * anything but a port (`[::1]evil.example`) is kept whole: it names no address, so it is refused.
+ */
 function hostName(host: string): string {
   const h = host.trim().toLowerCase();
-  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
+  if (h.startsWith('[')) return /^\[([^\]]+)\](?::\d*)?$/.exec(h)?.[1] ?? h;
   const colon = h.lastIndexOf(':');
   return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
 }
