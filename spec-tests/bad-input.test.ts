@@ -272,7 +272,7 @@ describe('bad input', () => {
    */
   const call = (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
     // biome-ignore lint/suspicious/noExplicitAny: replies are inspected freely in tests
-    new Promise<{ status: number; type: string; body: any }>((resolve, reject) => {
+    new Promise<{ status: number; type: string; connection: string; body: any }>((resolve, reject) => {
       // Node sends a GET's body unframed unless told its length.
       const length = body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
       const req = request(`${agent.url}${path}`, {
@@ -286,6 +286,7 @@ describe('bad input', () => {
         resolve({
           status: res.statusCode ?? 0,
           type: String(res.headers['content-type'] ?? ''),
+          connection: String(res.headers.connection ?? ''),
           body: JSON.parse(text),
         });
       });
@@ -334,6 +335,14 @@ describe('bad input', () => {
       expect(r.status, `${method} ${path}`).toBe(413);
       expect(JSON.stringify(r.body), path).toContain(`limit of ${MAX_BODY_BYTES} bytes`);
     }
+  });
+
+  it('a body refused unread closes the connection on /v1/jobs too, as on every other face', async () => {
+    const big = JSON.stringify({ skill: 'export', input: { rows: 1 }, pad: 'x'.repeat(MAX_BODY_BYTES) });
+    const r = await call('POST', '/v1/jobs', big);
+    expect(r.status).toBe(413);
+    // Its unread bytes must not be taken for the next request on a kept-alive connection.
+    expect(r.connection).toBe('close');
   });
 
   it('a compressed body (gzip garbage, br, an unknown coding) is a 415 on every face (it was a 500)', async () => {

@@ -1,17 +1,15 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
-import { type BodyLimits, BodyRefused, isJsonContentType, readJson } from './body.js';
+import { type BodyLimits, isJsonContentType, readJson } from './body.js';
 import { Refused } from './route.js';
 
-/** A JSON request body within the limits, or a refusal (415, 413, 400) in problem form. */
+/**
+ * A JSON request body within the limits, or a refusal: a Refused 415, or the BodyRefused (413, 415,
+ * 400) that route() answers as bodyProblem does (closing a connection whose body was left unread).
+ */
 export async function jsonBody(req: Request, limits: BodyLimits): Promise<unknown> {
   if (!isJsonContentType(req.headers['content-type'])) throw new Refused(415, 'Send application/json');
-  try {
-    return await readJson(req, limits);
-  } catch (err) {
-    if (err instanceof BodyRefused) throw new Refused(err.status, err.message);
-    throw err;
-  }
+  return readJson(req, limits);
 }
 
 /** `value` as `schema` takes it, or a 400 saying `what` to send and the first problem (its field). */
