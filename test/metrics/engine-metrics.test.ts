@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngineMetrics } from '../../src/metrics/engine-metrics.js';
 import { answer, call, type Harness, harness, OWNER, submit, text, waitForState } from '../engine-harness.js';
 import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../skills.js';
+import { type TestSkills, testSkills } from '../test-skills.js';
 import { sampleOf } from './read.js';
 
 /** The engine's observer port, heard by the real metrics, over a real engine on SQLite. */

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { storeGauges } from '../../src/metrics/store-gauges.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDirs } from '../helpers.js';
-import { newTask } from '../store-contract/context.js';
+import { newTask } from '../store/contract/context.js';
 import { sampleOf } from './read.js';
 
 const dirs = tempDirs();

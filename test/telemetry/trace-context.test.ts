@@ -7,7 +7,7 @@ import { tracingRequested } from '../../src/telemetry/sdk.js';
 import { carrierOf, parseTraceparent } from '../../src/telemetry/trace-context.js';
 import { activeCarrier, inSpan, remoteContext } from '../../src/telemetry/tracing.js';
 import { call, harness, submit } from '../engine-harness.js';
-import { testSkills } from '../skills.js';
+import { testSkills } from '../test-skills.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { traceDelivery } from '../../src/telemetry/push-spans.js';
 import { remoteContext, setAgentName } from '../../src/telemetry/tracing.js';
 import { answer, call, type Harness, harness, submit, text, waitForState } from '../engine-harness.js';
-import { testSkills } from '../skills.js';
+import { testSkills } from '../test-skills.js';
 
 /** The caller's span, as a W3C traceparent (a trace of theirs that our spans must join). */
 const CALLER = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
