@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withContent } from '../../src/engine/artifact-reader.js';
 import { REPLY_ARTIFACT } from '../../src/engine/artifact-write.js';
@@ -9,18 +9,13 @@ import {
   answer,
   artifactText,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   text,
   textOf,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs } from '../helpers.js';
-
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 /** Writes `count` text artifacts of `size` bytes each ("a0", "a1"...), then a big one if asked. */
 const writer = defineSkill({
@@ -127,15 +122,11 @@ const ender = defineSkill({
   },
 });
 
-let h: Harness;
-beforeEach(() => {
-  h = harness(dirs.make(), {
-    skills: [writer, asker, rewriter, replier, ender],
-    limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
-  });
-  h.startRunner();
-});
-afterEach(() => h.close());
+const { h } = harnessEach(() => ({
+  skills: [writer, asker, rewriter, replier, ender],
+  limits: { inlineArtifactBytes: 1000, maxStoredBytes: 20_000 },
+  runner: {},
+}));
 
 describe('artifacts past the inline size', () => {
   it('many small artifacts of one task add up to the inline size: later ones are shown by reference too', async () => {

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   answer,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   submitted,
@@ -12,25 +11,9 @@ import {
   thrown,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
+import { waitFor } from '../helpers.js';
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
-
-beforeEach(() => {
-  t = testSkills();
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick' });
-});
-
-afterEach(async () => {
-  t.stubbornGate.resolve();
-  t.shortGate.resolve();
-  await h.close();
-});
+const { h, t, another } = harnessEach((t) => ({ skills: t.skills, defaultSkill: 'quick' }));
 
 /** Runs a fresh quick task to completion: once it is done, the runner has seen everything queued before it. */
 async function barrier(): Promise<void> {
@@ -358,34 +341,30 @@ describe('cancel', () => {
 
 describe('cancel of a job that ignores its signal', () => {
   it('marks the task canceled after cancelGraceMs and refuses the job’s later writes', async () => {
-    const slow = harness(dirs.make(), { skills: t.skills, cancelGraceMs: 50 });
-    try {
-      const runner = slow.startRunner();
-      const id = await submit(slow.engine, call('stubborn', {}));
-      await waitFor(
-        () => t.started.has(id) || undefined,
-        () => 'the job to start',
-      );
-      const view = await slow.engine.cancel(OWNER, id);
-      expect(view.record.state).toBe('canceled');
-      expect(textOf(view.record.statusMessage)).toMatch(/did not stop in time/);
-      const logged = await slow.store.readEvents(id, 0, 100);
-      expect(logged.at(-1)?.event).toMatchObject({ kind: 'status', state: 'canceled' });
+    const slow = another({ skills: t.skills, cancelGraceMs: 50 });
+    const runner = slow.startRunner();
+    const id = await submit(slow.engine, call('stubborn', {}));
+    await waitFor(
+      () => t.started.has(id) || undefined,
+      () => 'the job to start',
+    );
+    const view = await slow.engine.cancel(OWNER, id);
+    expect(view.record.state).toBe('canceled');
+    expect(textOf(view.record.statusMessage)).toMatch(/did not stop in time/);
+    const logged = await slow.store.readEvents(id, 0, 100);
+    expect(logged.at(-1)?.event).toMatchObject({ kind: 'status', state: 'canceled' });
 
-      t.stubbornGate.resolve();
-      await waitFor(
-        () => (runner.activeJobs === 0 ? true : undefined),
-        () => 'the job to end',
-      );
-      expect(t.reasons.get(id)).toBe('cancel');
-      expect(t.lateWrites.get(id)).not.toBe('written');
-      const after = await slow.engine.get(OWNER, id);
-      expect(after.record.state).toBe('canceled');
-      expect(after.record.statusMessage).toEqual(view.record.statusMessage);
-      expect(after.artifacts).toEqual([]);
-      expect(await slow.store.readEvents(id, 0, 100)).toEqual(logged);
-    } finally {
-      await slow.close();
-    }
+    t.stubbornGate.resolve();
+    await waitFor(
+      () => (runner.activeJobs === 0 ? true : undefined),
+      () => 'the job to end',
+    );
+    expect(t.reasons.get(id)).toBe('cancel');
+    expect(t.lateWrites.get(id)).not.toBe('written');
+    const after = await slow.engine.get(OWNER, id);
+    expect(after.record.state).toBe('canceled');
+    expect(after.record.statusMessage).toEqual(view.record.statusMessage);
+    expect(after.artifacts).toEqual([]);
+    expect(await slow.store.readEvents(id, 0, 100)).toEqual(logged);
   });
 });

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   answer,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   submitted,
@@ -12,29 +11,12 @@ import {
   thrown,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs } from '../helpers.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
-
-beforeEach(() => {
-  t = testSkills();
-  h = harness(dirs.make(), {
-    skills: t.skills,
-    defaultSkill: 'quick',
-    limits: { maxMessageParts: 2, maxHistoryMessages: 2, maxHistoryBytes: 1000, maxArtifactBytes: 2 },
-  });
-});
-
-afterEach(async () => {
-  t.stubbornGate.resolve();
-  t.shortGate.resolve();
-  await h.close();
-});
+const { h } = harnessEach((t) => ({
+  skills: t.skills,
+  defaultSkill: 'quick',
+  limits: { maxMessageParts: 2, maxHistoryMessages: 2, maxHistoryBytes: 1000, maxArtifactBytes: 2 },
+}));
 
 describe('engine limits', () => {
   it('refuses a message with more parts than maxMessageParts, naming the limit, and makes nothing', async () => {

@@ -1,45 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sweeper } from '../../src/engine/retention.js';
-import {
-  call,
-  type Harness,
-  harness,
-  logger,
-  OWNER,
-  submit,
-  submitted,
-  text,
-  thrown,
-} from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
+import { call, harnessEach, logger, OWNER, submit, submitted, text, thrown } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 import { newTask } from '../store/contract/context.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
-
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const T0 = 1_700_000_000_000;
 const TTL = 1000;
 const DAY = 86_400_000;
 
 let now: number;
-let t: TestSkills;
-let h: Harness;
 let sweeper: Sweeper;
+const { h, t, open } = harnessEach();
 
 beforeEach(() => {
   now = T0;
   const clock = () => now;
-  t = testSkills();
   // maxTtlMs caps every skill's ttl, so each task expires TTL after it was created.
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick', clock, maxTtlMs: TTL });
+  open({ skills: t.skills, defaultSkill: 'quick', clock, maxTtlMs: TTL });
   sweeper = new Sweeper({ store: h.store, intervalMs: 60_000, batch: 2, clock, logger });
 });
 
 afterEach(async () => {
   await sweeper.stop();
-  await h.close();
 });
 
 describe('Sweeper', () => {

@@ -1,16 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobError } from '../../src/engine/errors.js';
 import { NO_OBSERVER } from '../../src/engine/observer.js';
 import { backoffMs } from '../../src/engine/retry.js';
 import { defineSkill, type RetryPolicy } from '../../src/engine/skill.js';
 import { handleOf } from '../../src/faces/handle.js';
-import { call, type Harness, harness, submit, textOf, waitForState } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
+import { call, harnessEach, submit, textOf, waitForState } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 
 const T = Date.UTC(2026, 0, 1);
 const POLICY: RetryPolicy = { attempts: 3, backoff: { initialMs: 10_000, maxMs: 15_000, jitter: 0 } };
@@ -45,11 +42,9 @@ const reset = failing('reset', () => Object.assign(new Error('socket hang up'), 
   retryOn: ['ECONNRESET'],
 });
 
-let h: Harness;
+const each = harnessEach();
+const { h } = each;
 let now = T;
-afterEach(async () => {
-  await h.close();
-});
 
 /** How each run ended, as the metrics hear it. */
 let outcomes: string[] = [];
@@ -57,12 +52,12 @@ let outcomes: string[] = [];
 function open() {
   now = T;
   outcomes = [];
-  h = harness(dirs.make(), {
+  each.open({
     skills: [flaky.skill, doomed.skill, fatal.skill, reset.skill],
     clock: () => now,
     observer: { ...NO_OBSERVER, jobEnded: (_skill, outcome) => outcomes.push(outcome) },
+    runner: { pollMs: 10 },
   });
-  h.startRunner({ pollMs: 10 });
 }
 
 /** Waits until the task's retry is written (its run count reached `runs` and it is queued again). */

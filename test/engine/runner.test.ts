@@ -1,24 +1,8 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, type Harness, harness, OWNER, submit, textOf, waitForState } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
+import { describe, expect, it } from 'vitest';
+import { call, harnessEach, OWNER, submit, textOf, waitForState } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
-
-beforeEach(() => {
-  t = testSkills();
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick' });
-});
-
-afterEach(async () => {
-  t.stubbornGate.resolve();
-  t.shortGate.resolve();
-  await h.close();
-});
+const { h, t } = harnessEach((t) => ({ skills: t.skills, defaultSkill: 'quick' }));
 
 const started = (id: string) =>
   waitFor(

@@ -1,27 +1,22 @@
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tenantOf } from '../../src/auth/principal.js';
 import type { ClaimPolicy } from '../../src/engine/fair-share.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { handleOf } from '../../src/faces/handle.js';
-import { call, type Harness, harness, submit, thrown } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
+import { call, harnessEach, submit, thrown } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 
 const ALICE = 'api-key:acme/alice';
 const CAROL = 'api-key:acme/carol';
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let h: Harness;
-let t: TestSkills;
+const each = harnessEach();
+const { h, t } = each;
 /** How far the engine's clock runs ahead of the wall clock (to move past kept queue counts). */
 let skew = 0;
 let lastTick = 0;
 function open(claimPolicy: ClaimPolicy = {}) {
-  t = testSkills();
   skew = 0;
   lastTick = 0;
-  h = harness(dirs.make(), {
+  return each.open({
     skills: t.skills,
     // Never the same millisecond twice: a queue is in creation order to the millisecond (tasks of
     // one millisecond go by task id, which is random within it), and these tests create in bursts.
@@ -31,12 +26,7 @@ function open(claimPolicy: ClaimPolicy = {}) {
     },
     engine: { tenantOf, claimPolicy, priorities: { max: 5, stepMs: 60_000 } },
   });
-  return h;
 }
-afterEach(async () => {
-  t.shortGate.resolve();
-  await h.close();
-});
 
 const queueOf = async (owner: string, id: string) => handleOf(await h.engine.record(owner, id));
 const started = (id: string) =>

@@ -1,28 +1,20 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineSkill } from '../../src/engine/skill.js';
 import type { StreamItem } from '../../src/engine/streams.js';
 import { isTerminal } from '../../src/engine/task.js';
-import { call, type Harness, harness, OWNER, submit, text, thrown, waitForState } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../test-skills.js';
+import { call, harnessEach, OWNER, submit, text, thrown, waitForState } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
+const { h, t, open, another } = harnessEach((t) => ({ skills: t.skills, defaultSkill: 'quick' }));
 let streams: AbortController;
 
 beforeEach(() => {
-  t = testSkills();
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick' });
   streams = new AbortController();
 });
 
-afterEach(async () => {
+afterEach(() => {
   streams.abort();
-  await h.close();
 });
 
 /** Reads a stream to its end; fails (instead of hanging) if it does not end within the timeout. */
@@ -94,7 +86,7 @@ describe('engine.stream', () => {
       },
     });
     await h.close();
-    h = harness(dirs.make(), { skills: [...t.skills, many], defaultSkill: 'quick' });
+    open({ skills: [...t.skills, many], defaultSkill: 'quick' });
     const id = await submit(h.engine, call('many', {}));
     h.startRunner();
     await waitForState(h.engine, id, 'completed');
@@ -248,28 +240,24 @@ describe('engine.awaitGeneration (long-poll GetTask)', () => {
   });
 
   it("holds one of the owner's stream slots while it waits (MAX_STREAMS)", async () => {
-    const bounded = harness(dirs.make(), {
+    const bounded = another({
       skills: t.skills,
       defaultSkill: 'quick',
       limits: { maxStreams: 1 },
     });
-    try {
-      const id = await submit(bounded.engine, call('quick', {}));
-      const { lastSeq } = await bounded.engine.record(OWNER, id);
-      const stop = new AbortController();
-      const first = bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000, stop.signal);
-      await waitFor(
-        () => (bounded.hub.watchedTasks === 1 ? true : undefined),
-        () => 'the first poll to wait',
-      );
-      const err = await thrown(() => bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000));
-      expect(err).toMatchObject({ code: 'too-many-streams' });
-      stop.abort('done');
-      await first;
-      // Given back: the next one waits (and ends with its short wait).
-      expect(await bounded.engine.awaitGeneration(OWNER, id, lastSeq, 50)).toBe(lastSeq);
-    } finally {
-      await bounded.close();
-    }
+    const id = await submit(bounded.engine, call('quick', {}));
+    const { lastSeq } = await bounded.engine.record(OWNER, id);
+    const stop = new AbortController();
+    const first = bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000, stop.signal);
+    await waitFor(
+      () => (bounded.hub.watchedTasks === 1 ? true : undefined),
+      () => 'the first poll to wait',
+    );
+    const err = await thrown(() => bounded.engine.awaitGeneration(OWNER, id, lastSeq, 30_000));
+    expect(err).toMatchObject({ code: 'too-many-streams' });
+    stop.abort('done');
+    await first;
+    // Given back: the next one waits (and ends with its short wait).
+    expect(await bounded.engine.awaitGeneration(OWNER, id, lastSeq, 50)).toBe(lastSeq);
   });
 });

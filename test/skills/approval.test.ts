@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineSkill } from '../../src/engine/skill.js';
 import { approvalSkill } from '../../src/skills/approval.js';
@@ -6,8 +6,7 @@ import { exportSkill } from '../../src/skills/export.js';
 import {
   answer,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   text,
@@ -15,23 +14,13 @@ import {
   thrown,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
+import { waitFor } from '../helpers.js';
 
 /** Bob's owner key and the name approver lists know him by. */
 const BOB = { owner: 'api-key:acme/bob', approverName: 'acme/bob' };
 const MALLORY = { owner: 'api-key:acme/mallory', approverName: 'acme/mallory' };
 
-let h: Harness;
-beforeEach(() => {
-  h = harness(dirs.make(), { skills: [approvalSkill, exportSkill] });
-  h.startRunner();
-});
-afterEach(async () => {
-  await h.close();
-});
+const { h, open } = harnessEach(() => ({ skills: [approvalSkill, exportSkill], runner: {} }));
 
 const reply = (id: string, t: string, who?: typeof BOB) =>
   answer(h.engine, id, text(t), who?.owner ?? OWNER, { approverName: who?.approverName });
@@ -104,8 +93,7 @@ describe('approvals: durable waits for a person', () => {
 
   it('tells an approver that a full task takes no answer, without the owner’s counts', async () => {
     await h.close();
-    h = harness(dirs.make(), { skills: [approvalSkill], limits: { maxHistoryMessages: 1 } });
-    h.startRunner();
+    open({ skills: [approvalSkill], limits: { maxHistoryMessages: 1 }, runner: {} });
     const id = await submit(h.engine, call('approval', { action: 'Deploy', approver: 'acme/bob' }));
     await waitForState(h.engine, id, 'input-required');
     const refused = await thrown(() => reply(id, 'approve', BOB));
@@ -128,8 +116,7 @@ describe('approvals: durable waits for a person', () => {
       run: async (ctx) => ctx.ask({ prompt: 'OK?', approvers: ['acme bob'] }),
     });
     await h.close();
-    h = harness(dirs.make(), { skills: [skill] });
-    h.startRunner();
+    open({ skills: [skill], runner: {} });
     const id = await submit(h.engine, call('bad-approver', {}));
     const failed = await waitForState(h.engine, id, 'failed');
     expect(textOf(failed.statusMessage)).toMatch(/approvers\[0\] must be "tenant\/principal".*"acme bob"/);

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isEngineError, JobError } from '../../src/engine/errors.js';
 import { BUILTIN_OPERATIONS, batchSkill, defineOperation } from '../../src/skills/batch.js';
 import {
   artifactText,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   submitted,
@@ -16,10 +15,7 @@ import {
   thrown,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
+import { waitFor } from '../helpers.js';
 
 /** Test operations with probes: how many items started, how many run at once, which saw an abort. */
 function probedOperations() {
@@ -68,17 +64,14 @@ function probedOperations() {
   return { probe, operations: { ...BUILTIN_OPERATIONS, slow, hold, buggy } };
 }
 
-let h: Harness;
+const { h, open } = harnessEach();
 let probe: ReturnType<typeof probedOperations>['probe'];
 
 beforeEach(() => {
   const ops = probedOperations();
   probe = ops.probe;
-  h = harness(dirs.make(), { skills: [batchSkill(ops.operations)] });
-  h.startRunner();
+  open({ skills: [batchSkill(ops.operations)], runner: {} });
 });
-
-afterEach(() => h.close());
 
 type Line = { index: number; ok: true; result: unknown } | { index: number; ok: false; error: string };
 

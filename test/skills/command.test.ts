@@ -1,20 +1,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TaskView } from '../../src/engine/task.js';
 import { type CommandSpec, commandSkill, loadCommands } from '../../src/skills/command.js';
 import {
   artifactText,
   call,
-  type Harness,
-  harness,
+  harnessEach,
   OWNER,
   submit,
   textOf,
   thrown,
   waitForState,
 } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
+import { waitFor } from '../helpers.js';
 
 const node = process.execPath;
 const GRACE_MS = 300;
@@ -71,14 +70,7 @@ const COMMANDS: CommandSpec[] = [
   { name: 'missing', argv: ['/nonexistent/bin/tool', '--version'] },
 ];
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let h: Harness;
-beforeEach(() => {
-  h = harness(dirs.make(), { skills: [commandSkill(COMMANDS, { killGraceMs: GRACE_MS })] });
-});
-afterEach(() => h.close());
+const { h, dir } = harnessEach(() => ({ skills: [commandSkill(COMMANDS, { killGraceMs: GRACE_MS })] }));
 
 const outputOf = (view: TaskView): Promise<string> => artifactText(h.engine, view.record.id, 'output.log');
 
@@ -266,7 +258,7 @@ describe('output', () => {
 
 describe('loadCommands', () => {
   const write = (content: string) => {
-    const file = join(dirs.make(), 'commands.json');
+    const file = join(dir(), 'commands.json');
     writeFileSync(file, content);
     return file;
   };

@@ -4,26 +4,26 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../../../spec-tests/postgres.js';
 import { tenantOf } from '../../../src/auth/principal.js';
-import { composeEngine } from '../../../src/engine/compose.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import { SkillRegistry } from '../../../src/engine/registry.js';
-import type { Runner, RunnerOptions } from '../../../src/engine/runner.js';
 import type { StoreChange } from '../../../src/engine/store-port.js';
-import { artifactPath } from '../../../src/faces/jobs/document.js';
 import { MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import { call, logger, OWNER, startRunner, submit, textOf, waitForState } from '../../engine-harness.js';
+import {
+  call,
+  type Harness,
+  harnessOver,
+  logger,
+  OWNER,
+  submit,
+  textOf,
+  waitForState,
+} from '../../engine-harness.js';
 import { waitFor } from '../../helpers.js';
 import { type TestSkills, testSkills } from '../../test-skills.js';
 import { newTask, T0 } from '../contract/context.js';
 
 /** One instance of a cluster: its own store connection, hub, engine and (on demand) runner. */
-interface Instance {
-  store: PostgresStore;
-  engine: Engine;
-  startRunner(o?: Partial<RunnerOptions>): Runner;
-  close(): Promise<void>;
-}
+type Instance = Harness<PostgresStore>;
 
 let t: TestSkills;
 let schema: string;
@@ -31,28 +31,12 @@ const open: Instance[] = [];
 
 async function instance(): Promise<Instance> {
   const store = await PostgresStore.open({ url: postgresUrl, schema, poolMax: 5, logger });
-  const { journal, engine } = composeEngine({
-    store,
-    skills: new SkillRegistry(t.skills, 'quick'),
-    maxTtlMs: 86_400_000,
+  const node = harnessOver(store, {
+    skills: t.skills,
+    defaultSkill: 'quick',
     cancelGraceMs: 60_000,
-    artifactUrl: artifactPath,
-    tenantOf,
+    engine: { tenantOf },
   });
-  const runners: Runner[] = [];
-  const node: Instance = {
-    store,
-    engine,
-    startRunner(o = {}) {
-      const runner = startRunner({ engine, journal }, o);
-      runners.push(runner);
-      return runner;
-    },
-    async close() {
-      await Promise.all(runners.map((r) => r.stop(100)));
-      await store.close();
-    },
-  };
   open.push(node);
   return node;
 }
