@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import type { Answered } from '../src/engine/answer.js';
 import { composeEngine } from '../src/engine/compose.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
@@ -154,7 +154,6 @@ export function harnessEach(options?: (t: TestSkills) => HarnessOptions): EachTe
     await Promise.all(opened.splice(0).map((h) => h.close()));
     current = undefined;
   });
-  afterAll(() => dirs.cleanup());
   return {
     h: runningTests(() => current, 'no harness is open: give harnessEach its options, or call open() first'),
     t: runningTests(() => skills, 'the test skills exist only while a test runs'),

@@ -2,12 +2,11 @@ import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { tempDirs } from '../../helpers.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 

@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { prepareStatements } from '../../../src/store/sqlite/statements.js';
@@ -9,7 +9,6 @@ import { tempDirs } from '../../helpers.js';
 import { storeContract } from '../contract.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const freshPath = () => join(dirs.make(), 'tasks.db');
 
