@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { JobError } from '../src/engine/errors.js';
 import { type AnySkill, defineSkill } from '../src/engine/skill.js';
-import { latch } from './helpers.js';
+import { latch, waitFor } from './helpers.js';
 
 const common = { description: 'test skill', pollIntervalMs: 1000, ttlMs: 3_600_000 } as const;
 
@@ -278,6 +278,12 @@ export function testSkills() {
     skills,
     runs: (skill: string) => runs.get(skill) ?? 0,
     started,
+    /** Waits until the job of task `id` is running (for a test that acts on a running job). */
+    jobStarted: (id: string) =>
+      waitFor(
+        () => started.has(id) || undefined,
+        () => `the job of ${id} to start`,
+      ),
     reasons,
     lateWrites,
     stubbornGate,

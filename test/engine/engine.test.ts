@@ -77,10 +77,7 @@ describe('send', () => {
   it('records a message to a working task in its history without a second execution', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('waits', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     const follow = text('also this', { taskId: id });
     const result = await answer(h.engine, id, follow);
     if (result.grant !== 'owner') throw new Error('expected the owner’s task back');
@@ -192,10 +189,7 @@ describe('running skills', () => {
   it('takes an answer sent while the job still ran as the answer to its next question', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('asks-when-let', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     // The task is working: the message joins its history and queues nothing.
     await answer(h.engine, id, text('Grace'), OWNER);
     t.askGate.resolve();
@@ -305,10 +299,7 @@ describe('cancel', () => {
   it('cancels a working task whose job honours its signal, with reason cancel', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('waits', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     const view = await h.engine.cancel(OWNER, id);
     expect(view.record.state).toBe('canceled');
     // The job's own cancel, not the grace period's (10 s here) forced one.
@@ -319,10 +310,7 @@ describe('cancel', () => {
   it('a job that asks for input after its cancel ends canceled, not input-required', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('asks-late', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     const view = await h.engine.cancel(OWNER, id);
     expect(view.record.state).toBe('canceled');
     expect(textOf(view.record.statusMessage)).toBe('Canceled by request');
@@ -344,10 +332,7 @@ describe('cancel of a job that ignores its signal', () => {
     const slow = another({ skills: t.skills, cancelGraceMs: 50 });
     const runner = slow.startRunner();
     const id = await submit(slow.engine, call('stubborn', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     const view = await slow.engine.cancel(OWNER, id);
     expect(view.record.state).toBe('canceled');
     expect(textOf(view.record.statusMessage)).toMatch(/did not stop in time/);

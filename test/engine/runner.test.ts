@@ -4,12 +4,6 @@ import { waitFor } from '../helpers.js';
 
 const { h, t } = harnessEach((t) => ({ skills: t.skills, defaultSkill: 'quick' }));
 
-const started = (id: string) =>
-  waitFor(
-    () => t.started.has(id) || undefined,
-    () => `the job of ${id} to start`,
-  );
-
 describe('lease takeover', () => {
   /** A runner that claimed the task and died: it holds a short lease that it never renews. */
   async function claimAndDie(id: string) {
@@ -90,7 +84,7 @@ describe('lease takeover', () => {
   it('aborts a job whose lease is lost with reason lease-lost, and writes nothing after', async () => {
     const runner = h.startRunner({ leaseMs: 300 });
     const id = await submit(h.engine, call('waits', {}));
-    await started(id);
+    await t.jobStarted(id);
     // Another party ends the task under the job (as a forced cancel or a takeover would).
     const ended = await h.store.write({
       taskId: id,
@@ -160,8 +154,8 @@ describe('Runner.stop', () => {
     const first = h.startRunner({ concurrency: 2 });
     const shortId = await submit(h.engine, call('short', {}));
     const longId = await submit(h.engine, call('long', {}));
-    await started(shortId);
-    await started(longId);
+    await t.jobStarted(shortId);
+    await t.jobStarted(longId);
 
     const stopping = first.stop(500);
     t.shortGate.resolve();

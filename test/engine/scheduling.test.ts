@@ -4,7 +4,6 @@ import type { ClaimPolicy } from '../../src/engine/fair-share.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { handleOf } from '../../src/faces/handle.js';
 import { call, harnessEach, submit, thrown } from '../engine-harness.js';
-import { waitFor } from '../helpers.js';
 
 const ALICE = 'api-key:acme/alice';
 const CAROL = 'api-key:acme/carol';
@@ -29,11 +28,6 @@ function open(claimPolicy: ClaimPolicy = {}) {
 }
 
 const queueOf = async (owner: string, id: string) => handleOf(await h.engine.record(owner, id));
-const started = (id: string) =>
-  waitFor(
-    () => t.started.has(id) || undefined,
-    () => `the job of ${id} to start`,
-  );
 
 describe('where a queued task stands', () => {
   it("shows its place in its owner's queue, and a poll interval that grows with it", async () => {
@@ -53,7 +47,7 @@ describe('where a queued task stands', () => {
     // The whole view (A2A, MCP, /v1/jobs) shows the same; a running task shows none.
     expect((await h.engine.get(ALICE, ids[8] as string)).record.queue?.ahead).toBe(8);
     h.startRunner({ concurrency: 2 });
-    await started(ids[0] as string);
+    await t.jobStarted(ids[0] as string);
     expect((await queueOf(ALICE, ids[0] as string)).queue).toBeUndefined();
   });
 
@@ -63,7 +57,7 @@ describe('where a queued task stands', () => {
     const second = await submit(h.engine, call('short', {}), CAROL);
     const before = await h.engine.version(CAROL, second);
     h.startRunner({ concurrency: 4 });
-    await started(first);
+    await t.jobStarted(first);
     // Its standing was counted for the first version read, and is kept up to a second.
     skew += 1_000;
     expect((await queueOf(CAROL, second)).queue).toEqual({ position: 1, ahead: 0, reason: 'tenant limit' });
@@ -75,7 +69,7 @@ describe('where a queued task stands', () => {
     const first = await submit(h.engine, call('short', {}), ALICE);
     const second = await submit(h.engine, call('short', {}), CAROL);
     h.startRunner({ concurrency: 4 });
-    await started(first);
+    await t.jobStarted(first);
     // The counts its create made are kept up to a second: past it, where it stands now.
     skew += 1_000;
     expect((await queueOf(CAROL, second)).queue?.reason).toBe('skill limit');
@@ -109,7 +103,7 @@ describe('a create and a list page show where a task stands', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await submit(h.engine, call('short', {}), ALICE));
     h.startRunner({ concurrency: 1 });
-    await started(ids[0] as string);
+    await t.jobStarted(ids[0] as string);
     const counted = vi.spyOn(h.store, 'queueCounts');
     for (const historyLength of [0, undefined]) {
       const { views, page } = await h.engine.list(ALICE, {

@@ -184,10 +184,7 @@ describe('engine.waitUntil', () => {
   it('returns the task as it stands when the timeout passes, without throwing', async () => {
     h.startRunner();
     const id = await submit(h.engine, call('waits', {}));
-    await waitFor(
-      () => t.started.has(id) || undefined,
-      () => 'the job to start',
-    );
+    await t.jobStarted(id);
     const record = await h.engine.waitUntil(id, isTerminal, 30);
     expect(record.state).toBe('working');
     expect(h.hub.watchedTasks).toBe(0);

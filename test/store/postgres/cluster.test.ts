@@ -55,12 +55,6 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     await dropSchema(schema);
   });
 
-  const started = (id: string) =>
-    waitFor(
-      () => t.started.has(id) || undefined,
-      () => `the job of ${id} to start`,
-    );
-
   it('instances that migrate at the same moment make the schema once', async () => {
     const nodes = await Promise.all([instance(), instance(), instance()]);
     const id = await submit(nodes[0]?.engine as Engine, call('quick', { text: 'x' }));
@@ -76,7 +70,7 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     const [a, b] = [await instance(), await instance()];
     const id = await submit(a.engine, call('short', {}));
     a.startRunner();
-    await started(id);
+    await t.jobStarted(id);
     const controller = new AbortController();
     const seen: number[] = [];
     const following = (async () => {
@@ -103,7 +97,7 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     const [a, b] = [await instance(), await instance()];
     const id = await submit(a.engine, call('short', {}));
     a.startRunner();
-    await started(id);
+    await t.jobStarted(id);
     const heard: string[] = [];
     b.engine.onStatus((taskId, state) => taskId === id && heard.push(state));
     const waiting = b.engine.waitUntil(id, (s) => s === 'completed', 60_000);
@@ -120,7 +114,7 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
     const [a, b] = [await instance(), await instance()];
     const id = await submit(a.engine, call('waits', {}));
     a.startRunner({ leaseMs: 600_000 });
-    await started(id);
+    await t.jobStarted(id);
     const view = await b.engine.cancel(OWNER, id);
     expect(view.record.state).toBe('canceled');
     expect(textOf(view.record.statusMessage)).toBe('Canceled by request');
@@ -224,7 +218,7 @@ describe.skipIf(noPostgres !== undefined)('engines of several instances on one P
       expect(t.started.has(late as string)).toBe(false);
       // One slot frees: it goes to globex, not to acme's next of 22 queued tasks.
       await a.engine.cancel(ALICE, running(flooded)[0] as string);
-      await started(late as string);
+      await t.jobStarted(late as string);
       await settle();
       expect(running(flooded)).toHaveLength(7);
       expect((await b.engine.record(BOB, late as string)).tenant).toBe('api-key:globex');
