@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { afterEach, beforeEach } from 'vitest';
 import type { Answered } from '../src/engine/answer.js';
 import { composeEngine } from '../src/engine/compose.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
@@ -12,15 +13,21 @@ import type { EngineObserver } from '../src/engine/observer.js';
 import { SkillRegistry } from '../src/engine/registry.js';
 import { Runner, type RunnerOptions } from '../src/engine/runner.js';
 import type { AnySkill } from '../src/engine/skill.js';
+import type { TaskStore } from '../src/engine/store-port.js';
 import type { Submitted } from '../src/engine/submit.js';
 import type { Message, TaskRecord, TaskState } from '../src/engine/task.js';
 import { skillCallOf } from '../src/faces/a2a/skill-call.js';
 import { artifactPath } from '../src/faces/jobs/document.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { tempDirs } from './helpers.js';
+import { type TestSkills, testSkills } from './test-skills.js';
 
 export const logger = pino({ level: 'silent' });
 
 export const OWNER = 'alice';
+
+/** How a test starts a runner: the runner's options beyond its engine, journal and logger. */
+export type RunnerStart = Partial<Omit<RunnerOptions, 'engine' | 'journal' | 'logger'>>;
 
 export interface HarnessOptions {
   skills: AnySkill[];
@@ -33,26 +40,26 @@ export interface HarnessOptions {
   observer?: EngineObserver;
   /** Engine settings beyond these (tenants, priorities, limits of running tasks). */
   engine?: Partial<Pick<EngineOptions, 'tenantOf' | 'priorities' | 'claimPolicy'>>;
+  /** Starts a runner with these options (`{}`: the defaults) as soon as the engine is composed. */
+  runner?: RunnerStart;
 }
 
 /**
- * A real engine over a real SQLite file: store, hub, registry, engine, and runners started on
- * demand. `close()` stops the runners and closes the store.
+ * A real engine over a real store: hub, registry, engine, and runners started on demand. `close()`
+ * stops the runners and closes the store; closing again does nothing more.
  */
-export interface Harness {
-  path: string;
-  store: SqliteStore;
+export interface Harness<S extends TaskStore = SqliteStore> {
+  store: S;
   hub: EventHub;
   /** The engine's write path, as the runner sees it. */
   journal: Journal;
   engine: Engine;
-  startRunner(options?: Partial<Omit<RunnerOptions, 'engine' | 'journal' | 'logger'>>): Runner;
+  startRunner(options?: RunnerStart): Runner;
   close(): Promise<void>;
 }
 
-export function harness(dir: string, o: HarnessOptions): Harness {
-  const path = join(dir, 'tasks.db');
-  const store = new SqliteStore({ path });
+/** The engine composed over `store` as the server composes it, with test-friendly defaults. */
+export function harnessOver<S extends TaskStore>(store: S, o: HarnessOptions): Harness<S> {
   const skills = new SkillRegistry(o.skills, o.defaultSkill ?? o.skills[0]?.id);
   const { hub, journal, engine } = composeEngine({
     store,
@@ -66,42 +73,107 @@ export function harness(dir: string, o: HarnessOptions): Harness {
     ...o.engine,
   });
   const runners: Runner[] = [];
-  return {
-    path,
+  let closed: Promise<void> | undefined;
+  const opened: Harness<S> = {
     store,
     hub,
     journal,
     engine,
     startRunner(options = {}) {
-      const runner = startRunner({ engine, journal }, options);
+      // Test-friendly defaults: short polls, a 5 s lease.
+      const runner = new Runner({
+        engine,
+        journal,
+        workerId: `test-${randomUUID().slice(0, 8)}`,
+        concurrency: 4,
+        leaseMs: 5000,
+        pollMs: 20,
+        maxInterruptions: 3,
+        logger,
+        ...options,
+      });
+      runner.start();
       runners.push(runner);
       return runner;
     },
-    async close() {
-      await Promise.all(runners.map((r) => r.stop(100)));
-      await store.close();
+    close() {
+      closed ??= (async () => {
+        await Promise.all(runners.map((r) => r.stop(100)));
+        await store.close();
+      })();
+      return closed;
     },
+  };
+  if (o.runner) opened.startRunner(o.runner);
+  return opened;
+}
+
+/** What {@link harnessEach} gives a test file. */
+export interface EachTest {
+  /** The running test's harness: the one opened before it, or the one `open` opened last. */
+  readonly h: Harness;
+  /** The running test's skills of test/test-skills.ts, a fresh set for each test. */
+  readonly t: TestSkills;
+  /** Opens the running test's harness (`h` from now on) in a fresh directory, or again in `dir`. */
+  open(options: HarnessOptions, dir?: string): Harness;
+  /** A harness beside `h` for this test alone, closed after it with `h`. */
+  another(options: HarnessOptions): Harness;
+  /** A fresh directory, removed after the file's last test. */
+  dir(): string;
+}
+
+/**
+ * The setup of a file of engine tests: before each test fresh test skills and (given `options`) a
+ * harness over them in a directory of its own; after it, the skills' gates let go and every harness
+ * of the test closed; after the file, its directories removed. `h` and `t` stand for the running
+ * test's, so a file declares them once: `const { h, t } = harnessEach((t) => ({ skills: t.skills }))`.
+ * The file's own hooks, declared after this call, run after the harness opens and before it closes.
+ */
+export function harnessEach(options?: (t: TestSkills) => HarnessOptions): EachTest {
+  const dirs = tempDirs();
+  let skills: TestSkills | undefined;
+  let current: Harness | undefined;
+  const opened: Harness[] = [];
+  const another = (o: HarnessOptions, dir = dirs.make()): Harness => {
+    const h = harnessOver(new SqliteStore({ path: join(dir, 'tasks.db') }), o);
+    opened.push(h);
+    return h;
+  };
+  const open = (o: HarnessOptions, dir?: string): Harness => {
+    current = another(o, dir);
+    return current;
+  };
+  beforeEach(() => {
+    skills = testSkills();
+    if (options) open(options(skills));
+  });
+  afterEach(async () => {
+    // Jobs held at a gate end now, so that stopping the runners waits for none of them.
+    skills?.stubbornGate.resolve();
+    skills?.shortGate.resolve();
+    await Promise.all(opened.splice(0).map((h) => h.close()));
+    current = undefined;
+  });
+  return {
+    h: runningTests(() => current, 'no harness is open: give harnessEach its options, or call open() first'),
+    t: runningTests(() => skills, 'the test skills exist only while a test runs'),
+    open,
+    another: (o) => another(o),
+    dir: () => dirs.make(),
   };
 }
 
-/** A started runner of `engine` with test-friendly defaults (short polls, a 5 s lease); stop it yourself. */
-export function startRunner(
-  { engine, journal }: { engine: Engine; journal: Journal },
-  options: Partial<Omit<RunnerOptions, 'engine' | 'journal' | 'logger'>> = {},
-): Runner {
-  const runner = new Runner({
-    engine,
-    journal,
-    workerId: `test-${randomUUID().slice(0, 8)}`,
-    concurrency: 4,
-    leaseMs: 5000,
-    pollMs: 20,
-    maxInterruptions: 3,
-    logger,
-    ...options,
+/** An object that reads and writes through to what `get` returns when it is used (the running test's). */
+function runningTests<T extends object>(get: () => T | undefined, missing: string): T {
+  const of = (): T => {
+    const value = get();
+    if (value === undefined) throw new Error(missing);
+    return value;
+  };
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(of(), key),
+    set: (_, key, value) => Reflect.set(of(), key, value),
   });
-  runner.start();
-  return runner;
 }
 
 export const text = (t: string, extra: Partial<Message> = {}): Message => ({

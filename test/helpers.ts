@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 
 /**
  * Polls `probe` until it returns something other than `undefined`, or fails after `timeoutMs` with
@@ -30,17 +31,17 @@ export function latch<T = void>(): { promise: Promise<T>; resolve: (value: T) =>
   return { promise, resolve };
 }
 
-/** Temp directories for databases; `cleanup()` removes all of them (call it in afterAll). */
-export function tempDirs(): { make: () => string; cleanup: () => void } {
+/** Temp directories for databases and keys, all removed after the last test of the file (or block). */
+export function tempDirs(): { make: () => string } {
   const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
   return {
     make() {
       const dir = mkdtempSync(join(tmpdir(), 'taskhandle-test-'));
       dirs.push(dir);
       return dir;
-    },
-    cleanup() {
-      for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

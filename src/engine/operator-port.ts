@@ -4,7 +4,7 @@ import type { TaskRecord, TaskState } from './task.js';
 /**
  * What the operator console reads of the store, beyond a caller's own tasks: every principal's
  * tasks, webhook delivery attempts and the outbox of one task, and the last hour's activity. Part of
- * the store port (`TaskStore.operator`); every adapter passes test/store-contract/operator.ts.
+ * the store port (`TaskStore.operator`); every adapter passes test/store/contract/operator.ts.
  */
 export interface OperatorStore {
   /**

@@ -220,11 +220,11 @@ export type StoreChange =
 
 /**
  * The persistence port of the engine: what it needs of a store, which adapters implement (SQLite,
- * PostgreSQL). Every adapter must pass test/store-contract.ts unchanged.
+ * PostgreSQL). Every adapter must pass test/store/contract.ts unchanged.
  *
  * @example
  *   const store: TaskStore = new SqliteStore({ path: './data/taskhandle.db' });
- *   storeContract('my-store', async () => new MyStore());   // test/store-contract.ts
+ *   storeContract('my-store', async () => new MyStore());   // test/store/contract.ts
  */
 export interface TaskStore {
   /** The operator console's reads and its one action (deliver again): see {@link OperatorStore}. */

@@ -91,7 +91,7 @@ export const json = (value: unknown): string | null => (value === undefined ? nu
 
 /**
  * The row a new task is stored as: what the create gives, the table's defaults for the rest. The
- * contract suite checks that getTask reads back the same record (test/store-contract/writes.ts).
+ * contract suite checks that getTask reads back the same record (test/store/contract/writes.ts).
  */
 export function newTaskRow(task: NewTask): TaskRow {
   return {

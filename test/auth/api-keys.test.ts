@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiKeys, addApiKey, hashApiKey, newApiKey } from '../../src/auth/api-keys.js';
 import { tempDirs } from '../helpers.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const keysFile = () => join(dirs.make(), 'api-keys.json');
 const entry = (key: string, principal = 'alice', tenant = 'acme') => ({

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeys, addApiKey, newApiKey } from '../../src/auth/api-keys.js';
 import { Authenticator, type AuthResult } from '../../src/auth/authenticator.js';
 import { JwtVerifier } from '../../src/auth/jwt-verifier.js';
@@ -10,7 +10,6 @@ import { tempDirs } from '../helpers.js';
 import { AUDIENCE, ISSUER, jwks, nowS, type SigningKey, signingKey, token } from './jwt-fixtures.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 afterEach(() => vi.restoreAllMocks());
 
 const CHALLENGE = 'Bearer realm="taskhandle"';

@@ -18,7 +18,6 @@ import {
 } from './jwt-fixtures.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const options = (o: Partial<JwtOptions>): JwtOptions => ({
   issuer: ISSUER,

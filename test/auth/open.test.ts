@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addApiKey } from '../../src/auth/api-keys.js';
 import { openAuthenticator } from '../../src/auth/open.js';
 import { ConfigError } from '../../src/config/error.js';
@@ -10,7 +10,6 @@ import { tempDirs } from '../helpers.js';
 import { AUDIENCE, ISSUER, jwks, signingKey, token } from './jwt-fixtures.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const open = (env: NodeJS.ProcessEnv) => openAuthenticator(authSettingsOf(loadConfig(env), false));
 

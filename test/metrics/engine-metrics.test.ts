@@ -1,17 +1,13 @@
 import { Counter, Registry } from 'prom-client';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngineMetrics } from '../../src/metrics/engine-metrics.js';
-import { answer, call, type Harness, harness, OWNER, submit, text, waitForState } from '../engine-harness.js';
-import { tempDirs, waitFor } from '../helpers.js';
-import { type TestSkills, testSkills } from '../skills.js';
+import { answer, call, harnessEach, OWNER, submit, text, waitForState } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 import { sampleOf } from './read.js';
 
 /** The engine's observer port, heard by the real metrics, over a real engine on SQLite. */
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
+const each = harnessEach();
+const { h, t } = each;
 let registry: Registry;
 let refusals: Counter<'reason'>;
 
@@ -24,19 +20,9 @@ const open = (cancelGraceMs = 10_000) => {
     registers: [registry],
   });
   const observer = new EngineMetrics(registry, refusals);
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick', cancelGraceMs, observer });
+  each.open({ skills: t.skills, defaultSkill: 'quick', cancelGraceMs, observer });
 };
 const value = (name: string, labels: Record<string, string> = {}) => sampleOf(registry, name, labels);
-
-beforeEach(() => {
-  t = testSkills();
-});
-
-afterEach(async () => {
-  t.stubbornGate.resolve();
-  t.shortGate.resolve();
-  await h.close();
-});
 
 describe('EngineMetrics over the engine', () => {
   it('counts creates, claims, transitions, job outcomes and the wait for an answer, by skill', async () => {

@@ -1,14 +1,13 @@
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { storeGauges } from '../../src/metrics/store-gauges.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDirs } from '../helpers.js';
-import { newTask } from '../store-contract/context.js';
+import { newTask } from '../store/contract/context.js';
 import { sampleOf } from './read.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 describe('store gauges', () => {
   it('read the store once for scrapes that come together, and again once the second has passed', async () => {

@@ -1,12 +1,11 @@
 import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEALING_KEY_FILE, SecretBox } from '../../src/push/secret-box.js';
 import { SigningKeys } from '../../src/push/signing-keys.js';
 import { tempDirs } from '../helpers.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 describe('SecretBox', () => {
   it('seals a secret so the stored text does not hold it, and unseals it', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   bodySha256,
   type NotificationJwtPayload,
@@ -15,7 +15,6 @@ import {
 import { tempDirs } from '../helpers.js';
 
 const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
 
 const T0 = 1_700_000_000_000;
 const LIFETIME = 300_000;

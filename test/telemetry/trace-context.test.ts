@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { context, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { tracingRequested } from '../../src/telemetry/sdk.js';
 import { carrierOf, parseTraceparent } from '../../src/telemetry/trace-context.js';
 import { activeCarrier, inSpan, remoteContext } from '../../src/telemetry/tracing.js';
-import { call, harness, submit } from '../engine-harness.js';
-import { testSkills } from '../skills.js';
+import { call, harnessEach, submit } from '../engine-harness.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -67,6 +63,8 @@ describe('tracingRequested: only the standard OTEL_* variables switch the SDK on
 });
 
 describe('without an SDK (the default)', () => {
+  const { t, open } = harnessEach();
+
   it('runs traced work bare and carries no context, even under a caller traceparent', async () => {
     const parent = remoteContext({ traceparent: `00-${TRACE}-${SPAN}-01` });
     const seen = await context.with(parent ?? context.active(), () =>
@@ -77,15 +75,9 @@ describe('without an SDK (the default)', () => {
   });
 
   it('keeps no trace context with a new task', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'taskhandle-untraced-'));
-    const h = harness(dir, { skills: testSkills().skills });
-    try {
-      const id = await submit(h.engine, call('quick', {}));
-      expect((await h.engine.record('alice', id)).trace).toBeUndefined();
-    } finally {
-      await h.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const h = open({ skills: t.skills });
+    const id = await submit(h.engine, call('quick', {}));
+    expect((await h.engine.record('alice', id)).trace).toBeUndefined();
   });
 
   it('passes an error through inSpan unchanged', async () => {

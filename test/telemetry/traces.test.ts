@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { traceDelivery } from '../../src/telemetry/push-spans.js';
 import { remoteContext, setAgentName } from '../../src/telemetry/tracing.js';
-import { answer, call, type Harness, harness, submit, text, waitForState } from '../engine-harness.js';
-import { testSkills } from '../skills.js';
+import { answer, call, harnessEach, submit, text, waitForState } from '../engine-harness.js';
 
 /** The caller's span, as a W3C traceparent (a trace of theirs that our spans must join). */
 const CALLER = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
@@ -38,20 +34,18 @@ const asCaller = <T>(work: () => Promise<T>) =>
   context.with(remoteContext({ traceparent: TRACEPARENT, tracestate: 'caller=1' }) ?? context.active(), work);
 
 describe('traces (SDK registered, in-memory exporter)', () => {
+  const { h, t, open, dir: freshDir } = harnessEach();
   let dir: string;
-  let h: Harness;
 
   beforeAll(() => sdk.start());
   afterAll(() => sdk.shutdown());
   beforeEach(() => {
     exporter.reset();
-    dir = mkdtempSync(join(tmpdir(), 'taskhandle-traces-'));
-    h = harness(dir, { skills: testSkills().skills });
+    dir = freshDir();
+    open({ skills: t.skills }, dir);
   });
-  afterEach(async () => {
+  afterEach(() => {
     setAgentName(undefined);
-    await h.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("traces a create as a child of the caller's span, and keeps the create span's context with the task", async () => {
@@ -97,7 +91,7 @@ describe('traces (SDK registered, in-memory exporter)', () => {
     const createdBy = one('create_task').spanContext().spanId;
     await h.close();
     exporter.reset();
-    h = harness(dir, { skills: testSkills().skills });
+    open({ skills: t.skills }, dir);
     h.startRunner();
     await waitForState(h.engine, id, 'completed');
     const [run] = await ended('invoke_agent');
