@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCode, sampleSource } from './doc-samples.js';
 import { assertBuilt, ROOT } from './package-project.js';
 import { type Block, codeBlocks, commands, matchesShown, withoutComment } from './readme-blocks.js';
+import { interrupt } from './sample-run.js';
 import { listeningUrl, ServedSet, serve, userEnv } from './served.js';
 
 /**
@@ -68,15 +69,6 @@ function expectAsShown(results: { shown: string[]; printed: string[] }[]): void 
     expect(printed.length, says).toBe(shown.length);
     for (const [i, line] of shown.entries()) expect(matchesShown(printed[i] ?? '', line), says).toBe(true);
   }
-}
-
-/** SIGINT, as Ctrl-C sends (the examples stop on it), and the exit code. */
-function interrupt(proc: ChildProcess): Promise<number | null> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  proc.kill('SIGINT');
-  const guard = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-  return exited.finally(() => clearTimeout(guard));
 }
 
 describe('the README, as printed', () => {
