@@ -37,6 +37,8 @@ export interface Sample {
   output(): string;
   /** The first stdout line (so far or to come) matching `pattern`; rejects if it exits first. */
   line(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Its exit code, once it exits by itself. */
+  exited: Promise<number | null>;
 }
 
 /**
@@ -65,7 +67,12 @@ export function runSample(
     env: o.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (addresses.length > 0) proc.once('exit', () => rmSync(copy, { force: true }));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      if (addresses.length > 0) rmSync(copy, { force: true });
+      resolve(code);
+    }),
+  );
   let output = '';
   let stdout = '';
   const waiting = new Set<() => void>();
@@ -106,7 +113,7 @@ export function runSample(
       proc.once('exit', exited);
       check();
     });
-  return { proc, output: () => output, line };
+  return { proc, output: () => output, line, exited };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: job documents are inspected freely in tests
