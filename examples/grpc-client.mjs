@@ -16,6 +16,8 @@ const HANDLE = 'https://taskhandle.dev/extensions/task-handle/v1';
 const metadata = (extra = {}) => ({
   serviceParameters: { ...(process.env.API_KEY ? { 'x-api-key': process.env.API_KEY } : {}), ...extra },
 });
+/** @param {import('@a2a-js/sdk').TaskStatus | undefined} status (the SDK's types let a task lack one) */
+const stateOf = (status) => TaskState[status?.state ?? TaskState.TASK_STATE_UNSPECIFIED];
 
 const factory = new ClientFactory(
   ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -25,7 +27,8 @@ const factory = new ClientFactory(
   }),
 );
 const client = await factory.createFromUrl(agent);
-const grpc = client.agentCard?.supportedInterfaces?.find((i) => i.protocolBinding === 'GRPC');
+const card = await client.getAgentCard(metadata());
+const grpc = card.supportedInterfaces.find((i) => i.protocolBinding === 'GRPC');
 console.log(
   `card: ${client.transport.protocolName} ${client.protocolVersion} at ${grpc?.url ?? '(no GRPC interface: is GRPC_PORT set?)'}`,
 );
@@ -39,33 +42,35 @@ const send = SendMessageRequest.fromJSON({
   configuration: { returnImmediately: true },
 });
 const task = await client.sendMessage(send, metadata());
-console.log(`created ${task.id}: ${TaskState[task.status.state]}`);
+// A skill may answer some messages with a message and no task; export always makes a task.
+if (!('id' in task)) throw new Error(`the agent answered with a message, not a task: ${task.messageId}`);
+console.log(`created ${task.id}: ${stateOf(task.status)}`);
 
 const polled = await client.getTask({ tenant: '', id: task.id, historyLength: 0 }, metadata());
 console.log(
-  `polled: ${TaskState[polled.status.state]}, poll again in ${polled.metadata[HANDLE].pollIntervalMs} ms`,
+  `polled: ${stateOf(polled.status)}, poll again in ${polled.metadata?.[HANDLE]?.pollIntervalMs} ms`,
 );
 
 // Each streamed event carries its event id in metadata[HANDLE].eventId.
-let lastEventId;
+let lastEventId = '';
 let seen = 0;
-for await (const event of client.resubscribeTask({ tenant: '', id: task.id }, metadata())) {
-  lastEventId = event.payload.value.metadata?.[HANDLE]?.eventId ?? lastEventId;
-  console.log(`event ${lastEventId}: ${event.payload.$case}`);
+for await (const { payload } of client.resubscribeTask({ tenant: '', id: task.id }, metadata())) {
+  if (!payload) continue;
+  lastEventId = payload.value.metadata?.[HANDLE]?.eventId ?? lastEventId;
+  console.log(`event ${lastEventId}: ${payload.$case}`);
   if (++seen === 3) break; // the connection drops; the task runs on
 }
 
-let state;
-for await (const event of client.resubscribeTask(
+let state = TaskState.TASK_STATE_UNSPECIFIED;
+for await (const { payload } of client.resubscribeTask(
   { tenant: '', id: task.id },
   metadata({ 'last-event-id': lastEventId }),
 )) {
-  const id = event.payload.value.metadata?.[HANDLE]?.eventId;
-  const status = event.payload.$case === 'statusUpdate' ? event.payload.value.status.state : undefined;
+  if (!payload) continue;
+  const id = payload.value.metadata?.[HANDLE]?.eventId;
+  const status = payload.$case === 'statusUpdate' ? payload.value.status?.state : undefined;
   state = status ?? state;
-  console.log(
-    `resumed event ${id}: ${event.payload.$case}${status === undefined ? '' : ` ${TaskState[status]}`}`,
-  );
+  console.log(`resumed event ${id}: ${payload.$case}${status === undefined ? '' : ` ${TaskState[status]}`}`);
 }
 console.log(`done: ${TaskState[state]}`);
 process.exit(state === TaskState.TASK_STATE_COMPLETED ? 0 : 1);

@@ -37,22 +37,33 @@ const NO_FIT = new Set([
   'ERR_JOSE_NOT_SUPPORTED',
 ]);
 
-/** The agent's keys, telling "could not get them" (503) from "none of them fits this token" (401). */
+/**
+ * What a failure to get the keys may carry: jose's errors a code, a failed fetch its cause.
+ * @typedef {{ code?: string, message?: string, cause?: { code?: string, message?: string } }} KeysFailure
+ */
+
+/**
+ * The agent's keys, telling "could not get them" (503) from "none of them fits this token" (401).
+ * @type {import('jose').JWTVerifyGetKey}
+ */
 async function keys(header, token) {
   const coolingDown = remoteKeys.coolingDown;
   try {
     return await remoteKeys(header, token);
-  } catch (err) {
+  } catch (thrown) {
+    const err = /** @type {KeysFailure} */ (thrown);
     if (err?.code === 'ERR_JWKS_NO_MATCHING_KEY' && coolingDown) {
       // Maybe a key the agent rotated to since our fetch: only the next fetch, after the cooldown, tells.
       throw new KeysUnavailable(
         `no key ${header.kid} in the set fetched less than ${COOLDOWN_MS / 1000} s ago`,
       );
     }
-    if (NO_FIT.has(err?.code)) throw err;
+    if (NO_FIT.has(err?.code ?? '')) throw err;
     // A network error, a timeout, an answer other than 200, or not a key set.
     const cause = err?.cause?.code ?? err?.cause?.message;
-    throw new KeysUnavailable(`cannot fetch ${jwksUrl}: ${err?.message ?? err}${cause ? ` (${cause})` : ''}`);
+    throw new KeysUnavailable(
+      `cannot fetch ${jwksUrl}: ${err?.message ?? thrown}${cause ? ` (${cause})` : ''}`,
+    );
   }
 }
 
@@ -73,7 +84,8 @@ const server = createServer(async (req, res) => {
   } catch (err) {
     const unavailable = err instanceof KeysUnavailable;
     const status = unavailable ? 503 : 401;
-    console.log(JSON.stringify({ verified: false, status, id, error: String(err.message ?? err) }));
+    const error = err instanceof Error ? err.message : String(err);
+    console.log(JSON.stringify({ verified: false, status, id, error }));
     res.writeHead(status, unavailable ? { 'Retry-After': String(COOLDOWN_MS / 1000) } : {}).end();
     return;
   }
@@ -84,5 +96,6 @@ const server = createServer(async (req, res) => {
   console.log(JSON.stringify({ verified: true, repeat, id, token, body: JSON.parse(body) }));
 });
 server.listen(port, '127.0.0.1', () => {
-  console.log(JSON.stringify({ listening: `http://127.0.0.1:${server.address().port}`, agent }));
+  const { port: listening } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  console.log(JSON.stringify({ listening: `http://127.0.0.1:${listening}`, agent }));
 });

@@ -1,11 +1,13 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, ROOT, run } from './package-project.js';
+import { isCode, sampleSource } from './doc-samples.js';
+import { assertBuilt, ROOT } from './package-project.js';
 import { type Block, codeBlocks, commands, matchesShown, withoutComment } from './readme-blocks.js';
+import { interrupt } from './sample-run.js';
 import { listeningUrl, ServedSet, serve, userEnv } from './served.js';
 
 /**
@@ -69,39 +71,20 @@ function expectAsShown(results: { shown: string[]; printed: string[] }[]): void 
   }
 }
 
-/** SIGINT, as Ctrl-C sends (the examples stop on it), and the exit code. */
-function interrupt(proc: ChildProcess): Promise<number | null> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  proc.kill('SIGINT');
-  const guard = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-  return exited.finally(() => clearTimeout(guard));
-}
-
 describe('the README, as printed', () => {
   describe('its code blocks', () => {
+    // The docs' samples, and the type-check of every example: doc-samples.test.ts.
     it('every JavaScript block is an example file, byte for byte', () => {
-      const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
-        f.endsWith('.md'),
-      );
-      const js = BLOCKS.filter((b) => ['js', 'ts', 'mjs'].includes(b.lang));
+      const js = BLOCKS.filter(isCode);
       expect(js.length).toBeGreaterThanOrEqual(4);
-      for (const b of js) expect(b.example, `a README block has no example marker:\n${b.text}`).toBeDefined();
-      for (const page of pages) {
-        for (const b of codeBlocks(readFileSync(join(ROOT, page), 'utf8'))) {
-          if (!b.example) continue;
-          const file = readFileSync(join(ROOT, b.example), 'utf8');
-          expect(b.text, `${page}'s block marked ${b.example} differs from the file`).toBe(file);
-        }
+      for (const b of js) {
+        expect(b.example, `a README block has no example marker:\n${b.text}`).toBeDefined();
+        const marked = b.example ?? '';
+        expect(b.text, `the README's block marked ${marked} differs from the file`).toBe(
+          sampleSource(marked),
+        );
       }
     });
-
-    it('the examples type-check under strict tsc, against the built declarations', async () => {
-      assertBuilt();
-      await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(QUICKSTART, 'tsconfig.json')], {
-        cwd: QUICKSTART,
-      });
-    }, 120_000);
 
     it('every shell block either runs here or is a setup step this test stands in for', () => {
       for (const b of BLOCKS.filter((x) => x.lang === 'sh')) {
