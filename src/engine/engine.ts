@@ -253,8 +253,11 @@ export class Engine {
     return stream(this.#core, owner, id, options);
   }
 
-  /** A stream entry with an artifact chunk stored out of the log read back (once per entry). */
-  withContent(entry: LoggedEvent): Promise<LoggedEvent> {
+  /**
+   * A stream entry with an artifact chunk stored out of the log read back (once per entry); the
+   * entry itself, at once, when it has nothing stored apart.
+   */
+  withContent(entry: LoggedEvent): LoggedEvent | Promise<LoggedEvent> {
     return withContent(this.#core, entry);
   }
 

@@ -105,19 +105,20 @@ export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
 }
 
 /**
- * A v1.0 SubscribeToTask served from the engine's stream, or undefined (another method, or params
- * the SDK's path words the error of). Returned, not awaited: the stream holds none of this
- * request's state (its body, say).
+ * A v1.0 SubscribeToTask served from the engine's subscription: true once it is (the stream then
+ * lives on its own, holding none of this request's state: its body, say), false for another
+ * method, or params the SDK's path words the error of.
  */
 export function serveSubscription(
   subscriptions: SubscribeOptions,
   req: IncomingMessage,
   res: ServerResponse,
   request: JsonRpcRequest,
-): Promise<void> | undefined {
-  if (request.version !== '1.0' || request.method !== 'SubscribeToTask') return undefined;
+): boolean {
+  if (request.version !== '1.0' || request.method !== 'SubscribeToTask') return false;
   const taskId = subscribeTarget(request.params);
-  if (taskId === undefined) return undefined;
+  if (taskId === undefined) return false;
   const lastEventId = parseLastEventId(req.headers['last-event-id']);
-  return serveSubscribe(subscriptions, res, ownerKey(request.principal), request.id, taskId, lastEventId);
+  serveSubscribe(subscriptions, res, ownerKey(request.principal), request.id, taskId, lastEventId);
+  return true;
 }
