@@ -1,18 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { ownerKey } from '../../auth/principal.js';
+import { openUntil } from '../http/open-subscriptions.js';
 import { parseLastEventId } from './call-state.js';
 import { toProtocolError } from './errors.js';
 import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { errorMappers, type JsonRpcError, type JsonRpcId } from './jsonrpc-refusals.js';
 import { type JsonRpcResponse, ownWords, sendJson, sendText } from './jsonrpc-reply.js';
-import {
-  OpenSubscriptions,
-  type SubscribeOptions,
-  serveSubscribe,
-  subscribeTarget,
-} from './jsonrpc-subscribe.js';
+import { type SubscribeOptions, serveSubscribe, subscribeTarget } from './jsonrpc-subscribe.js';
 
 /**
  * The two hot paths the SDK's transport is not asked to serve: polls (a v1.0 GetTask, from
@@ -98,7 +94,7 @@ export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
   return {
     engine: o.engine,
     keepAliveMs: o.keepAliveMs,
-    open: new OpenSubscriptions(o.shutdown),
+    open: openUntil(o.shutdown),
     refuse: (res, id, err) => sendJson(res, 200, failure(id, err)),
     failure,
   };

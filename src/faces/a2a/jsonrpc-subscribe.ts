@@ -4,6 +4,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
 import type { StreamHandle, StreamSink } from '../../engine/subscription.js';
+import type { OpenSubscriptions } from '../http/open-subscriptions.js';
 import { SseWriter, untilDrained } from '../http/sse.js';
 import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
@@ -141,33 +142,4 @@ function eventJson(
     if (json instanceof Promise) rendered.set(entry, json);
   }
   return json;
-}
-
-/** A stream the endpoint holds open: closed at shutdown. */
-interface OpenStream {
-  close(): void;
-}
-
-/** The streams a JSON-RPC endpoint has open, closed at shutdown. */
-export class OpenSubscriptions {
-  readonly #streams = new Set<OpenStream>();
-
-  readonly #shutdown: AbortSignal;
-
-  constructor(shutdown: AbortSignal) {
-    this.#shutdown = shutdown;
-    shutdown.addEventListener('abort', () => {
-      for (const stream of [...this.#streams]) stream.close();
-    });
-  }
-
-  /** Registers a stream; a stream that starts during shutdown ends at once. */
-  add(stream: OpenStream): void {
-    if (this.#shutdown.aborted) stream.close();
-    else this.#streams.add(stream);
-  }
-
-  delete(stream: OpenStream): void {
-    this.#streams.delete(stream);
-  }
 }
