@@ -32,6 +32,8 @@ const cpuUsPerRequest = (s: LoadSummary | undefined) =>
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 const int = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '?' : `${Math.round(n)}`);
+/** A difference with its sign: +1.6, or -1.2 below the floor. */
+const signed = (n: number): string => `${n >= 0 ? '+' : ''}${n.toFixed(1)}`;
 
 export function jobTargets(r: Results): TargetRow[] {
   const rows: TargetRow[] = [];
@@ -111,7 +113,7 @@ export function jobTargets(r: Results): TargetRow[] {
   row(
     "streams: memory per open stream <= the node:http floor's + 1 KB",
     streams && floorStreams
-      ? `+${((streams.bytesPerSubscriber - floorStreams.bytesPerSubscriber) / 1024).toFixed(1)} KB (${int(streams.bytesPerSubscriber)} vs ${int(floorStreams.bytesPerSubscriber)} bytes a stream)`
+      ? `${signed((streams.bytesPerSubscriber - floorStreams.bytesPerSubscriber) / 1024)} KB (${int(streams.bytesPerSubscriber)} vs ${int(floorStreams.bytesPerSubscriber)} bytes a stream)`
       : undefined,
     streams && floorStreams
       ? streams.bytesPerSubscriber <= floorStreams.bytesPerSubscriber + 1024

@@ -60,6 +60,10 @@ class ContentGone extends Error {
 /** A blob part whose content is larger than this streams as a link to its artifact, not inline. */
 export const MAX_STREAMED_PART_BYTES = 8 * 2 ** 20;
 
+/** An artifact chunk whose content lives out of the log, as blobs: it is read back to be streamed. */
+export const storedApart = ({ event }: LoggedEvent): boolean =>
+  event.kind === 'artifact' && event.artifact.parts.some((p) => p.blob);
+
 /**
  * A log entry with the content of its blob parts read back, as the skill wrote them: artifact
  * chunks stream as they were written (a part past {@link MAX_STREAMED_PART_BYTES} as `link`).
@@ -70,7 +74,7 @@ export async function withContent(
   link: (artifactId: string) => string,
 ): Promise<LoggedEvent> {
   const { event } = entry;
-  if (event.kind !== 'artifact' || !event.artifact.parts.some((p) => p.blob)) return entry;
+  if (event.kind !== 'artifact' || !storedApart(entry)) return entry;
   const parts: Part[] = [];
   for (const [index, p] of event.artifact.parts.entries()) {
     if (!p.blob) {

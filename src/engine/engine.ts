@@ -40,9 +40,11 @@ import {
 } from './reads.js';
 import type { SkillRegistry } from './registry.js';
 import type { ListPage } from './store-port.js';
+import { stream } from './stream-generator.js';
 import { StreamSlots } from './stream-slots.js';
-import { type StreamItem, type StreamOptions, stream, waitUntil } from './streams.js';
+import { type StreamItem, type StreamOptions, type SubscribeOptions, waitUntil } from './streams.js';
 import { type Submission, type Submitted, submit } from './submit.js';
+import { type StreamHandle, type StreamSink, subscribe } from './subscription.js';
 import type { TaskRecord, TaskState, TaskView } from './task.js';
 
 export interface EngineOptions {
@@ -238,13 +240,24 @@ export class Engine {
 
   // Streams
 
-  /** The task's stream: its state first, then each event, ending as `options.until` says. */
+  /**
+   * The task's stream pushed to `sink`: its state first, then each event, ending as
+   * `options.until` says; `close()` ends it sooner. What a face that writes frames itself uses.
+   */
+  subscribe(owner: string, id: string, options: SubscribeOptions, sink: StreamSink): StreamHandle {
+    return subscribe(this.#core, owner, id, options, sink);
+  }
+
+  /** {@link subscribe} as an async generator, ended by `options.signal` (for callers that pull). */
   stream(owner: string, id: string, options: StreamOptions): AsyncGenerator<StreamItem> {
     return stream(this.#core, owner, id, options);
   }
 
-  /** A stream entry with an artifact chunk stored out of the log read back (once per entry). */
-  withContent(entry: LoggedEvent): Promise<LoggedEvent> {
+  /**
+   * A stream entry with an artifact chunk stored out of the log read back (once per entry); the
+   * entry itself, at once, when it has nothing stored apart.
+   */
+  withContent(entry: LoggedEvent): LoggedEvent | Promise<LoggedEvent> {
     return withContent(this.#core, entry);
   }
 

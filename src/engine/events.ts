@@ -15,7 +15,13 @@ export interface LoggedEvent {
   event: TaskEvent;
 }
 
-type Listener = (events: readonly LoggedEvent[]) => void;
+/**
+ * Hears a task's committed entries. An object, not a function: a subscriber that is itself the
+ * listener holds no closure per stream (ten thousand open streams held ten thousand).
+ */
+export interface HubListener {
+  heard(events: readonly LoggedEvent[]): void;
+}
 
 /**
  * In-process fan-out of committed events. The store is the source of truth; the hub only says
@@ -23,21 +29,22 @@ type Listener = (events: readonly LoggedEvent[]) => void;
  * A store shared by several instances feeds the hub from its own notifications ({@link touch}).
  */
 export class EventHub {
-  readonly #listeners = new Map<string, Set<Listener>>();
+  readonly #listeners = new Map<string, Set<HubListener>>();
 
-  subscribe(taskId: string, listener: Listener): () => void {
+  subscribe(taskId: string, listener: HubListener): void {
     let set = this.#listeners.get(taskId);
     if (!set) {
       set = new Set();
       this.#listeners.set(taskId, set);
     }
     set.add(listener);
-    return () => {
-      const current = this.#listeners.get(taskId);
-      if (!current) return;
-      current.delete(listener);
-      if (current.size === 0) this.#listeners.delete(taskId);
-    };
+  }
+
+  unsubscribe(taskId: string, listener: HubListener): void {
+    const current = this.#listeners.get(taskId);
+    if (!current) return;
+    current.delete(listener);
+    if (current.size === 0) this.#listeners.delete(taskId);
   }
 
   publish(taskId: string, events: readonly LoggedEvent[]): void {
@@ -58,7 +65,7 @@ export class EventHub {
   #call(taskId: string, events: readonly LoggedEvent[]): void {
     const set = this.#listeners.get(taskId);
     if (!set) return;
-    for (const listener of [...set]) listener(events);
+    for (const listener of [...set]) listener.heard(events);
   }
 
   /** Number of tasks with at least one listener (for tests and metrics). */

@@ -7,7 +7,8 @@ import type { LoggedEvent } from './events.js';
 import type { DeliveryAttempt, OperatorFilter, OperatorPage, OutboxEntry } from './operator-port.js';
 import type { NotificationKey } from './push.js';
 import { artifactFile } from './reads.js';
-import { type StreamItem, type StreamOptions, stream } from './streams.js';
+import { stream } from './stream-generator.js';
+import type { StreamItem, StreamOptions } from './streams.js';
 import type { TaskRecord, TaskState, TaskView } from './task.js';
 
 /**

@@ -1,4 +1,9 @@
-import { type ArtifactFile, artifactFile as fileOf, withContent as readContent } from './artifact-reader.js';
+import {
+  type ArtifactFile,
+  artifactFile as fileOf,
+  withContent as readContent,
+  storedApart,
+} from './artifact-reader.js';
 import { foldArtifacts } from './artifacts.js';
 import { type EngineContext, notFound, storeRefusals } from './context.js';
 import { EngineError, isEngineError } from './errors.js';
@@ -133,7 +138,9 @@ const contents = new WeakMap<LoggedEvent, Promise<LoggedEvent>>();
  * read back (once per entry, however many subscribers stream it: the hub hands each of them the
  * same entry object).
  */
-export function withContent(core: EngineContext, entry: LoggedEvent): Promise<LoggedEvent> {
+export function withContent(core: EngineContext, entry: LoggedEvent): LoggedEvent | Promise<LoggedEvent> {
+  // Most entries: no read, no promise (a transition seen by ten thousand streams).
+  if (!storedApart(entry)) return entry;
   let read = contents.get(entry);
   if (!read) {
     read = readContent(core.journal.store, entry, (artifactId) => core.artifactUrl(entry.taskId, artifactId));

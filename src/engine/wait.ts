@@ -31,11 +31,14 @@ export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal
     wake = undefined;
     w?.();
   };
-  const unsubscribe = hub.subscribe(taskId, (events) => {
-    if (events.length === 0) unheard = true;
-    buffer.push(...events);
-    ring();
-  });
+  const listener = {
+    heard(events: readonly LoggedEvent[]) {
+      if (events.length === 0) unheard = true;
+      buffer.push(...events);
+      ring();
+    },
+  };
+  hub.subscribe(taskId, listener);
   signal.addEventListener('abort', ring, { once: true });
   return {
     next() {
@@ -67,7 +70,7 @@ export function waitForEvents(hub: EventHub, taskId: string, signal: AbortSignal
     },
     wake: ring,
     close() {
-      unsubscribe();
+      hub.unsubscribe(taskId, listener);
       signal.removeEventListener('abort', ring);
       buffer = [];
       wake = undefined;

@@ -1,18 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { ownerKey } from '../../auth/principal.js';
+import { openUntil } from '../http/open-subscriptions.js';
 import { parseLastEventId } from './call-state.js';
 import { toProtocolError } from './errors.js';
 import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { errorMappers, type JsonRpcError, type JsonRpcId } from './jsonrpc-refusals.js';
 import { type JsonRpcResponse, ownWords, sendJson, sendText } from './jsonrpc-reply.js';
-import {
-  OpenSubscriptions,
-  type SubscribeOptions,
-  serveSubscribe,
-  subscribeTarget,
-} from './jsonrpc-subscribe.js';
+import { type SubscribeOptions, serveSubscribe, subscribeTarget } from './jsonrpc-subscribe.js';
 
 /**
  * The two hot paths the SDK's transport is not asked to serve: polls (a v1.0 GetTask, from
@@ -98,26 +94,27 @@ export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
   return {
     engine: o.engine,
     keepAliveMs: o.keepAliveMs,
-    open: new OpenSubscriptions(o.shutdown),
+    open: openUntil(o.shutdown),
     refuse: (res, id, err) => sendJson(res, 200, failure(id, err)),
     failure,
   };
 }
 
 /**
- * A v1.0 SubscribeToTask served from the engine's stream, or undefined (another method, or params
- * the SDK's path words the error of). Returned, not awaited: the stream holds none of this
- * request's state (its body, say).
+ * A v1.0 SubscribeToTask served from the engine's subscription: true once it is (the stream then
+ * lives on its own, holding none of this request's state: its body, say), false for another
+ * method, or params the SDK's path words the error of.
  */
 export function serveSubscription(
   subscriptions: SubscribeOptions,
   req: IncomingMessage,
   res: ServerResponse,
   request: JsonRpcRequest,
-): Promise<void> | undefined {
-  if (request.version !== '1.0' || request.method !== 'SubscribeToTask') return undefined;
+): boolean {
+  if (request.version !== '1.0' || request.method !== 'SubscribeToTask') return false;
   const taskId = subscribeTarget(request.params);
-  if (taskId === undefined) return undefined;
+  if (taskId === undefined) return false;
   const lastEventId = parseLastEventId(req.headers['last-event-id']);
-  return serveSubscribe(subscriptions, res, ownerKey(request.principal), request.id, taskId, lastEventId);
+  serveSubscribe(subscriptions, res, ownerKey(request.principal), request.id, taskId, lastEventId);
+  return true;
 }

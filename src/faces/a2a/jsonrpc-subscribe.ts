@@ -3,6 +3,8 @@ import { StreamResponse as SdkStreamCodec } from '@a2a-js/sdk';
 import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
+import type { StreamHandle, StreamSink } from '../../engine/subscription.js';
+import type { OpenSubscriptions } from '../http/open-subscriptions.js';
 import { SseWriter, untilDrained } from '../http/sse.js';
 import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
@@ -29,128 +31,115 @@ export function subscribeTarget(params: unknown): string | undefined {
 }
 
 /**
- * v1.0 SubscribeToTask over JSON-RPC, served straight from the engine's stream: the same events,
- * ids and errors as the SDK's transport over our request handler, without its three async
- * generators, call context and request body held for the stream's lifetime (10,000 subscribers
- * each held ~14 KB that way). Each event's JSON is made once for all its subscribers, its event id in
- * its metadata too (wire.ts, withEventId).
+ * v1.0 SubscribeToTask over JSON-RPC, served straight from the engine's subscription: the same
+ * events, ids and errors as the SDK's transport over our request handler, without its async
+ * generators, call context and request body held for the stream's lifetime. Each event's JSON is
+ * made once for all its subscribers, its event id in its metadata too (wire.ts, withEventId).
  */
-export async function serveSubscribe(
+export function serveSubscribe(
   o: SubscribeOptions,
   res: ServerResponse,
   owner: string,
   requestId: RequestId,
   taskId: string,
   lastEventId: number | undefined,
-): Promise<void> {
-  const gone = new AbortController();
-  const end = () => gone.abort('client gone');
-  o.open.add(end);
-  const items = o.engine.stream(owner, taskId, {
-    afterSeq: lastEventId,
-    requireActive: lastEventId === undefined,
-    signal: gone.signal,
-  });
-  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
-  let sse: SseWriter | undefined;
-  try {
-    try {
-      if (lastEventId !== undefined) {
-        // A resume yields nothing until the task's next event: say at once that the stream stands.
-        await o.engine.record(owner, taskId);
-      } else {
-        // A stream that fails before its first event is answered as a plain JSON-RPC error.
-        sse = await openWithTask(items, res, o.keepAliveMs, end, head);
-      }
-    } catch (err) {
-      o.refuse(res, requestId, err);
-      return;
-    }
-    sse ??= new SseWriter(res, o.keepAliveMs, { onClose: end });
-    try {
-      for await (const item of items) {
-        // A client that does not read holds its stream here (the store keeps the rest), not in memory.
-        await untilDrained(res);
-        if (item.kind !== 'event') continue;
-        const { entry } = item;
-        const json = await eventJson(o.engine, entry, item.contextId);
-        if (json === undefined) continue;
-        // The engine's stream ends after this event: end the response with it.
-        if (entry.event.kind === 'status' && settled(entry.event.state))
-          sse.endWith(`${head}${json}}`, entry.seq);
-        else if (!sse.sendText(`${head}${json}}`, entry.seq)) break;
-      }
-    } catch (err) {
-      sse.send(o.failure(requestId, err));
-    }
-  } finally {
-    o.open.delete(end);
-    gone.abort('stream ended');
-    await items.return(undefined);
-    sse?.end();
-  }
+): void {
+  new Subscriber(o, res, requestId).start(owner, taskId, lastEventId);
 }
 
 /**
- * Opens the stream with its first item, the task as it stands. Apart from the stream's loop, so
- * that the loop's frame never holds the task (a stream may stay open for hours).
+ * One stream, the sink of its engine subscription: each event is one write of its frame. A stream
+ * that fails before it opens (an unknown or terminal task) is answered as a plain JSON-RPC error; a
+ * resume opens as soon as its task is found (it has nothing to send until the next event).
  */
-async function openWithTask(
-  items: AsyncGenerator<StreamItem>,
-  res: ServerResponse,
-  keepAliveMs: number,
-  onClose: () => void,
-  head: string,
-): Promise<SseWriter> {
-  const first = await items.next();
-  const sse = new SseWriter(res, keepAliveMs, { onClose });
-  if (!first.done && first.value.kind === 'task') {
-    const task = withEventId(
-      { payload: { $case: 'task', value: toSdkTask(first.value.view) } },
-      first.value.seq,
-    );
-    sse.sendText(`${head}${JSON.stringify(SdkStreamCodec.toJSON(task))}}`, first.value.seq);
+class Subscriber implements StreamSink {
+  readonly #o: SubscribeOptions;
+  readonly #res: ServerResponse;
+  readonly #requestId: RequestId;
+  #sse: SseWriter | undefined;
+  #handle: StreamHandle | undefined;
+
+  constructor(o: SubscribeOptions, res: ServerResponse, requestId: RequestId) {
+    this.#o = o;
+    this.#res = res;
+    this.#requestId = requestId;
   }
-  return sse;
+
+  start(owner: string, taskId: string, lastEventId: number | undefined): void {
+    const requireActive = lastEventId === undefined;
+    this.#handle = this.#o.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
+    this.#o.open.add(this);
+  }
+
+  open(): void {
+    this.#sse = new SseWriter(this.#res, this.#o.keepAliveMs, { onClose: () => this.close() });
+  }
+
+  item(item: StreamItem): undefined | Promise<unknown> {
+    if (item.kind === 'task') {
+      const task = withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq);
+      return this.#write(JSON.stringify(SdkStreamCodec.toJSON(task)), item.seq, false);
+    }
+    const { entry } = item;
+    const json = eventJson(this.#o.engine, entry, item.contextId);
+    // The engine's stream ends after this event: the response ends with it.
+    const last = entry.event.kind === 'status' && settled(entry.event.state);
+    if (typeof json === 'object' && json !== null) return json.then((j) => this.#write(j, entry.seq, last));
+    return this.#write(json, entry.seq, last);
+  }
+
+  end(err?: unknown): void {
+    this.#o.open.delete(this);
+    if (this.#sse === undefined) {
+      this.#o.refuse(this.#res, this.#requestId, err);
+      return;
+    }
+    if (err !== undefined) this.#sse.send(this.#o.failure(this.#requestId, err));
+    this.#sse.end();
+  }
+
+  /** The client left, or the server stops: an unopened stream opens to end at once. */
+  close(): void {
+    this.#o.open.delete(this);
+    this.#handle?.close();
+    if (this.#sse === undefined) this.open();
+    this.#sse?.end();
+  }
+
+  #write(json: string | null, seq: number, last: boolean): undefined | Promise<unknown> {
+    const sse = this.#sse as SseWriter;
+    if (json === null) return undefined;
+    const frame = `{"jsonrpc":"2.0","id":${JSON.stringify(this.#requestId)},"result":${json}}`;
+    if (last) sse.endWith(frame, seq);
+    else if (!sse.sendText(frame, seq)) this.close();
+    // A client that does not read holds its stream here (the store keeps the rest), not in memory.
+    else if (this.#res.writableNeedDrain) return untilDrained(this.#res);
+    return undefined;
+  }
 }
 
 /**
  * Every subscriber of a task receives the same log entry objects from the event hub: their JSON is
- * made once, not once per subscriber (a transition watched by thousands of streams). Null: an
- * entry streams do not show.
+ * made once, not once per subscriber (a transition watched by thousands of streams); a promise
+ * while an artifact chunk stored out of the log is read back. Null: an entry streams do not show.
  */
-const rendered = new WeakMap<LoggedEvent, string | null>();
-async function eventJson(engine: Engine, entry: LoggedEvent, contextId: string): Promise<string | undefined> {
+const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
+function eventJson(
+  engine: Engine,
+  entry: LoggedEvent,
+  contextId: string,
+): string | null | Promise<string | null> {
   let json = rendered.get(entry);
   if (json === undefined) {
-    // Artifact chunks stored out of the log are read back (once per entry).
-    const response = toStreamResponse(await engine.withContent(entry), contextId);
-    json = response ? JSON.stringify(SdkStreamCodec.toJSON(withEventId(response, entry.seq))) : null;
-    rendered.set(entry, json);
+    const render = (full: LoggedEvent): string | null => {
+      const response = toStreamResponse(full, contextId);
+      const text = response ? JSON.stringify(SdkStreamCodec.toJSON(withEventId(response, entry.seq))) : null;
+      rendered.set(entry, text);
+      return text;
+    };
+    const full = engine.withContent(entry);
+    json = full instanceof Promise ? full.then(render) : render(full);
+    if (json instanceof Promise) rendered.set(entry, json);
   }
-  return json ?? undefined;
-}
-
-/** The streams a JSON-RPC endpoint has open: each one's `end`, called at shutdown. */
-export class OpenSubscriptions {
-  readonly #ends = new Set<() => void>();
-
-  readonly #shutdown: AbortSignal;
-
-  constructor(shutdown: AbortSignal) {
-    this.#shutdown = shutdown;
-    shutdown.addEventListener('abort', () => {
-      for (const end of [...this.#ends]) end();
-    });
-  }
-
-  /** Registers a stream's `end`; a stream that starts during shutdown ends at once. */
-  add(end: () => void): void {
-    if (this.#shutdown.aborted) end();
-    else this.#ends.add(end);
-  }
-
-  delete(end: () => void): void {
-    this.#ends.delete(end);
-  }
+  return json;
 }

@@ -26,8 +26,7 @@ export function jsonRpcEndpoint(
     if (await servePoll(o, res, request)) return;
     const checked = checkedParams(res, request);
     if (!checked) return;
-    const subscribed = serveSubscription(subscriptions, req, res, request);
-    if (subscribed) return subscribed;
+    if (serveSubscription(subscriptions, req, res, request)) return;
     return dispatch(req, res, request, checked.ask);
   };
 }

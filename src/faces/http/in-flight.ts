@@ -5,12 +5,15 @@ export class InFlight {
   #count = 0;
   #idle: (() => void) | undefined;
 
+  // One listener for every response ('close' comes once): a `once` costs a wrapper and its state each.
+  readonly #closed = () => {
+    this.#count--;
+    if (this.#count === 0) this.#idle?.();
+  };
+
   track(res: ServerResponse): void {
     this.#count++;
-    res.once('close', () => {
-      this.#count--;
-      if (this.#count === 0) this.#idle?.();
-    });
+    res.on('close', this.#closed);
   }
 
   /** Resolves when no request is in flight, or after `timeoutMs`. */

@@ -10,9 +10,14 @@ const SSE_HEADERS = {
 
 /** A stream that wants a keep-alive comment at each tick of its period. */
 interface Beat {
-  res: ServerResponse;
-  write: (text: string) => unknown;
-  onTick: (() => void) | undefined;
+  beat(): void;
+}
+
+/** The streams of one keep-alive period, and its timer. */
+interface Beats {
+  keepAliveMs: number;
+  timer: NodeJS.Timeout;
+  streams: Set<Beat>;
 }
 
 /**
@@ -20,43 +25,31 @@ interface Beat {
  * thousand subscribers held ten thousand timers). A stream's first comment comes within one
  * period of its start, then one each period.
  */
-const beats = new Map<number, { timer: NodeJS.Timeout; streams: Set<Beat> }>();
+const beats = new Map<number, Beats>();
 
-function join(keepAliveMs: number, beat: Beat): () => void {
+/** A stream joins its period's beats; it counts as open (the metrics) until it leaves them. */
+function join(keepAliveMs: number, beat: Beat): Beats {
   let group = beats.get(keepAliveMs);
   if (!group) {
     const streams = new Set<Beat>();
     const timer = setInterval(() => {
-      for (const b of streams) {
-        if (!b.res.writableEnded) b.write(': keep-alive\n\n');
-        b.onTick?.();
-      }
+      for (const b of streams) b.beat();
     }, keepAliveMs);
     timer.unref();
-    group = { timer, streams };
+    group = { keepAliveMs, timer, streams };
     beats.set(keepAliveMs, group);
   }
-  const own = group;
-  own.streams.add(beat);
-  return () => {
-    own.streams.delete(beat);
-    if (own.streams.size > 0 || beats.get(keepAliveMs) !== own) return;
-    clearInterval(own.timer);
-    beats.delete(keepAliveMs);
-  };
+  group.streams.add(beat);
+  openStreams.sse++;
+  return group;
 }
 
-/** Counts `res` as an open stream until the returned function (which also calls `leave`) runs. */
-function counted(res: ServerResponse, leave: () => void): () => void {
-  markStream(res);
-  openStreams.sse++;
-  let stopped = false;
-  return () => {
-    if (stopped) return;
-    stopped = true;
-    openStreams.sse--;
-    leave();
-  };
+function leave(group: Beats, beat: Beat): void {
+  openStreams.sse--;
+  group.streams.delete(beat);
+  if (group.streams.size > 0 || beats.get(group.keepAliveMs) !== group) return;
+  clearInterval(group.timer);
+  beats.delete(group.keepAliveMs);
 }
 
 /**
@@ -69,9 +62,34 @@ export function keepAlive(
   write: (text: string) => unknown,
   onTick?: () => void,
 ): () => void {
-  const stop = counted(res, join(keepAliveMs, { res, write, onTick }));
+  markStream(res);
+  const beat: Beat = {
+    beat() {
+      if (!res.writableEnded) write(KEEP_ALIVE);
+      onTick?.();
+    },
+  };
+  const group = join(keepAliveMs, beat);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    leave(group, beat);
+  };
   res.once('close', stop);
   return stop;
+}
+
+const KEEP_ALIVE = ': keep-alive\n\n';
+
+/** Where a response finds its writer when it closes: one listener for every stream, no closure each. */
+const WRITER = Symbol('taskhandle.sse-writer');
+type Written = ServerResponse & { [WRITER]?: SseWriter };
+let stopWriter: (writer: SseWriter) => void;
+
+function gone(this: ServerResponse): void {
+  const writer = (this as Written)[WRITER];
+  if (writer) stopWriter(writer);
 }
 
 export interface SseOptions {
@@ -88,26 +106,39 @@ export interface SseOptions {
  * client can resume with Last-Event-ID; a comment every `keepAliveMs` keeps proxies from closing
  * an idle stream. After the client has gone, writes are no-ops.
  */
-export class SseWriter {
+export class SseWriter implements Beat {
   readonly #res: ServerResponse;
-  readonly #stopKeepAlive: () => void;
+  readonly #beats: Beats;
+  readonly #onKeepAlive: (() => void) | undefined;
   readonly #onClose: (() => void) | undefined;
   #closed = false;
 
   constructor(res: ServerResponse, keepAliveMs: number, o: SseOptions = {}) {
     this.#res = res;
     this.#onClose = o.onClose;
+    this.#onKeepAlive = o.onKeepAlive;
     // The headers leave at once (a client sees the stream open), in the same write as whatever event
     // follows in this turn (the task's snapshot, usually): one system call for both, not two.
     res.cork();
     res.writeHead(200, { ...SSE_HEADERS, ...o.headers });
     res.flushHeaders();
     process.nextTick(() => res.uncork());
-    const beat = { res, write: (text: string) => this.#write(text), onTick: o.onKeepAlive };
-    this.#stopKeepAlive = counted(res, join(keepAliveMs, beat));
-    // One listener for all of it: each `once` costs a wrapper and its state, per stream.
+    markStream(res);
+    this.#beats = join(keepAliveMs, this);
+    // One listener function for every stream (a `once` costs a wrapper and its state, per stream).
+    (res as Written)[WRITER] = this;
     if (res.closed) this.#stop();
-    else res.once('close', () => this.#stop());
+    else res.on('close', gone);
+  }
+
+  static {
+    stopWriter = (writer) => writer.#stop();
+  }
+
+  /** A tick of the keep-alive period: a comment, and the stream's own work at it. */
+  beat(): void {
+    if (!this.#res.writableEnded) this.#write(KEEP_ALIVE);
+    this.#onKeepAlive?.();
   }
 
   get closed(): boolean {
@@ -165,7 +196,7 @@ export class SseWriter {
   #stop(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#stopKeepAlive();
+    leave(this.#beats, this);
     this.#onClose?.();
   }
 }

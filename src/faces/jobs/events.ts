@@ -1,7 +1,9 @@
 import type { Response } from 'express';
 import type { Engine } from '../../engine/engine.js';
 import type { StreamItem } from '../../engine/streams.js';
-import { SseWriter } from '../http/sse.js';
+import type { StreamHandle, StreamSink } from '../../engine/subscription.js';
+import { type OpenSubscriptions, openUntil } from '../http/open-subscriptions.js';
+import { SseWriter, untilDrained } from '../http/sse.js';
 import { jobDocument, mountOf } from './document.js';
 
 export interface JobEventsOptions {
@@ -18,41 +20,76 @@ export interface JobEventsOptions {
  * The job's events over SSE: each event's id is its log sequence number and its data the job
  * document after it (`{seq, event, job}`). Unlike the A2A stream, it follows a job through
  * input_required and ends only at a terminal status (or shutdown, or the client leaving).
+ * Resolves once the stream is open (it then lives on its own); rejects with a refusal (a task not
+ * found or not the caller's, MAX_STREAMS), which is a problem document, not an SSE stream that
+ * ends at once.
  */
-export async function jobEvents(res: Response, o: JobEventsOptions): Promise<void> {
-  const gone = new AbortController();
-  res.once('close', () => gone.abort());
-  const signal = AbortSignal.any([gone.signal, o.shutdown]);
-  const items = o.engine.stream(o.owner, o.id, { afterSeq: o.afterSeq, until: 'terminal', signal });
-  // The first item before the stream opens: a refusal (a task not found or not the caller's,
-  // MAX_STREAMS) is a problem document, not an SSE stream that ends at once.
-  const first = await items.next();
-  const sse = new SseWriter(res, o.keepAliveMs);
-  const send = async (item: StreamItem) => {
+export function jobEvents(res: Response, o: JobEventsOptions): Promise<void> {
+  return new Promise((opened, refused) => {
+    new JobStream(res, o, opened, refused);
+  });
+}
+
+/** One job's stream, the sink of its engine subscription. */
+class JobStream implements StreamSink {
+  readonly #res: Response;
+  readonly #o: JobEventsOptions;
+  readonly #open: OpenSubscriptions;
+  readonly #handle: StreamHandle;
+  #opened: (() => void) | undefined;
+  #refused: ((err: unknown) => void) | undefined;
+  #sse: SseWriter | undefined;
+
+  constructor(res: Response, o: JobEventsOptions, opened: () => void, refused: (err: unknown) => void) {
+    this.#res = res;
+    this.#o = o;
+    this.#opened = opened;
+    this.#refused = refused;
+    this.#open = openUntil(o.shutdown);
+    this.#handle = o.engine.subscribe(o.owner, o.id, { afterSeq: o.afterSeq, until: 'terminal' }, this);
+    this.#open.add(this);
+  }
+
+  open(): void {
+    this.#sse = new SseWriter(this.#res, this.#o.keepAliveMs, { onClose: () => this.close() });
+    this.#opened?.();
+    this.#opened = undefined;
+    this.#refused = undefined;
+  }
+
+  item(item: StreamItem): Promise<unknown> {
     if (item.kind === 'task') {
-      sse.send(
-        { seq: item.seq, event: 'snapshot', job: jobDocument(item.view.record, mountOf(res)) },
-        item.seq,
-      );
-    } else {
-      // The record alone: a replay of a long log must not fold the whole log once per event.
-      const record = await o.engine.record(o.owner, o.id);
-      sse.send(
-        { seq: item.entry.seq, event: item.entry.event.kind, job: jobDocument(record, mountOf(res)) },
-        item.entry.seq,
-      );
+      const job = jobDocument(item.view.record, mountOf(this.#res));
+      return this.#send({ seq: item.seq, event: 'snapshot', job }, item.seq);
     }
+    const { seq, event } = item.entry;
+    // The record alone: a replay of a long log must not fold the whole log once per event.
+    return this.#o.engine
+      .record(this.#o.owner, this.#o.id)
+      .then((record) =>
+        this.#send({ seq, event: event.kind, job: jobDocument(record, mountOf(this.#res)) }, seq),
+      );
+  }
+
+  /** The job's last event was sent, or it vanished (expired) or the store closed mid-stream: it just ends. */
+  end(err?: unknown): void {
+    this.#open.delete(this);
+    if (this.#sse) this.#sse.end();
+    else this.#refused?.(err);
+  }
+
+  /** The client left, or the server stops. */
+  close(): void {
+    this.#open.delete(this);
+    this.#handle.close();
+    // An unopened stream opens to end at once.
+    if (!this.#sse) this.open();
+    this.#sse?.end();
+  }
+
+  #send(data: unknown, seq: number): Promise<void> {
+    this.#sse?.send(data, seq);
     // A client that does not read holds the stream here, not in the server's memory.
-    await sse.drained();
-  };
-  try {
-    if (first.done) return;
-    await send(first.value);
-    for await (const item of items) await send(item);
-  } catch {
-    // The task vanished (expired) or the store closed mid-stream: the stream just ends.
-  } finally {
-    await items.return(undefined);
-    sse.end();
+    return untilDrained(this.#res);
   }
 }
