@@ -1,22 +1,10 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StreamItem } from '../src/engine/streams.js';
-import type { StreamSink } from '../src/engine/subscription.js';
-import { call, type Harness, harness, OWNER, submit } from './engine-harness.js';
-import { tempDirs, waitFor } from './helpers.js';
-import { type TestSkills, testSkills } from './skills.js';
+import { describe, expect, it } from 'vitest';
+import type { StreamItem } from '../../src/engine/streams.js';
+import type { StreamSink } from '../../src/engine/subscription.js';
+import { call, harnessEach, OWNER, submit } from '../engine-harness.js';
+import { waitFor } from '../helpers.js';
 
-const dirs = tempDirs();
-afterAll(() => dirs.cleanup());
-
-let t: TestSkills;
-let h: Harness;
-
-beforeEach(() => {
-  t = testSkills();
-  h = harness(dirs.make(), { skills: t.skills, defaultSkill: 'quick', limits: { maxStreams: 1 } });
-});
-
-afterEach(() => h.close());
+const { h } = harnessEach((t) => ({ skills: t.skills, defaultSkill: 'quick', limits: { maxStreams: 1 } }));
 
 /** A sink that records what it is given; while `hold` is set, each item holds the stream until released. */
 function recorder() {
