@@ -65,8 +65,12 @@ class Subscription implements HubListener, StreamHandle {
   #contextId = '';
   /** One delivery of the hub, held while busy: by reference, every subscriber of the task shares it. */
   #heard: readonly LoggedEvent[] | undefined;
-  /** The log may hold entries neither delivered nor heard (at first, after a touch): read the store. */
-  #stale = true;
+  /**
+   * The log may hold entries neither delivered nor heard (after a resume point, after a touch):
+   * read the store. Not after a snapshot: it was read once the hub listened, so it holds whatever
+   * was committed before, and the hub hands over whatever comes after.
+   */
+  #stale = false;
   /** Opening, reading the store or waiting for the sink: what the hub says waits for it. */
   #busy = false;
   #closed = false;
@@ -124,6 +128,7 @@ class Subscription implements HubListener, StreamHandle {
       // A resume reads the record alone: the log is replayed from the resume point, not folded.
       const found = await record(this.#core, owner, this.#id);
       if (this.#closed) return;
+      this.#stale = true;
       this.#cursor = o.afterSeq;
       this.#contextId = found.contextId;
       this.#sink.open?.();
