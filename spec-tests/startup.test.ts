@@ -168,3 +168,50 @@ function listeningLineIn(cwd: string, args: string[]): Promise<Record<string, un
     });
   });
 }
+
+describe('while it starts', () => {
+  it('answers a request that comes before its card is made 503 with Retry-After, never 500', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskhandle-early-'));
+    const port = await freePort();
+    const proc = spawn(process.execPath, [MAIN, 'serve'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(dir, 'th.db')}`,
+        KEYS_DIR: join(dir, 'keys'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const logs: string[] = [];
+    proc.stdout.on('data', (d: Buffer) => logs.push(d.toString()));
+    try {
+      // Asked as fast as the port lets us, from before it opens until the card is served.
+      const answers: { status: number; retryAfter: string | null }[] = [];
+      for (let ok = false; !ok; ) {
+        const res = await fetch(`http://127.0.0.1:${port}/.well-known/agent-card.json`).catch(
+          () => undefined,
+        );
+        if (!res) continue;
+        await res.arrayBuffer();
+        answers.push({ status: res.status, retryAfter: res.headers.get('retry-after') });
+        ok = res.status === 200;
+      }
+      for (const a of answers.slice(0, -1)) expect(a).toEqual({ status: 503, retryAfter: '1' });
+      expect(logs.join('')).not.toContain('"level":50');
+    } finally {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A port free now (bound by the OS, then let go) for a server that must be asked before it says where it listens. */
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}

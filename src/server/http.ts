@@ -151,7 +151,13 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     // Once the stop begins, a request on a kept-alive connection, or through an app that mounts the
     // faces, is turned away before it reaches a store that is about to close.
     if (stopped) {
-      refuseStopped(res);
+      unavailable(res, 'taskhandle is stopping; retry on another instance or once it is back (tasks are kept)');
+      return;
+    }
+    // Between the port opening and the card being made (it names the port), nothing is served yet:
+    // every face reads the card, and a request there was answered 500.
+    if (!card) {
+      unavailable(res, 'taskhandle is starting; retry in a moment');
       return;
     }
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (HTTP/1.0 may omit it).
@@ -206,7 +212,6 @@ function extendedCardFor(
   return { ...extended, signatures: [] };
 }
 
-/** 503 in problem form, and the connection closed: the caller retries elsewhere or after the restart. */
 function refuseNoHost(res: ServerResponse): void {
   const body = JSON.stringify({
     type: 'about:blank',
@@ -223,13 +228,9 @@ function refuseNoHost(res: ServerResponse): void {
   res.end(body);
 }
 
-function refuseStopped(res: ServerResponse): void {
-  const body = JSON.stringify({
-    type: 'about:blank',
-    title: 'Service Unavailable',
-    status: 503,
-    detail: 'taskhandle is stopping; retry on another instance or once it is back (tasks are kept)',
-  });
+/** 503 in problem form, and the connection closed: the caller retries elsewhere or a moment later. */
+function unavailable(res: ServerResponse, detail: string): void {
+  const body = JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail });
   res.writeHead(503, { 'Content-Type': 'application/problem+json', 'Retry-After': '1', Connection: 'close' });
   res.end(body);
 }
