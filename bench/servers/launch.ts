@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,12 +26,12 @@ export interface LaunchOptions {
 /** The metrics kind's token: the bench scrapes with it. */
 export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
-const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
-const TASKHANDLE_MAIN = join(DIST, 'src/main.js');
-const FLOOR = join(DIST, 'bench/servers/floor.js');
-const SQLITE_FLOOR = join(DIST, 'bench/servers/sqlite-floor.js');
-const SDK_REFERENCE = join(DIST, 'bench/servers/sdk-reference.js');
 const require = createRequire(import.meta.url);
+/** The `taskhandle` command of the package this one depends on, as `npx taskhandle` would run it. */
+const TASKHANDLE_MAIN = taskhandleBin();
+const FLOOR = fileURLToPath(new URL('./floor.js', import.meta.url));
+const SQLITE_FLOOR = fileURLToPath(new URL('./sqlite-floor.js', import.meta.url));
+const SDK_REFERENCE = fileURLToPath(new URL('./sdk-reference.js', import.meta.url));
 const A2A_DB_CLI = join(dirname(require.resolve('@a2a-js/sdk')), 'cli/a2a_db.js');
 
 /** taskhandle's settings in every kind; the store's come on top. */
@@ -70,7 +70,8 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
     kind === 'taskhandle-metrics' ||
     isPostgres(kind)
   ) {
-    if (!existsSync(TASKHANDLE_MAIN)) throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build`);
+    if (!existsSync(TASKHANDLE_MAIN))
+      throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build (in the repository's root)`);
   }
   switch (kind) {
     case 'floor':
@@ -116,4 +117,10 @@ export function createSdkSchema(dbPath: string): void {
   execFileSync(process.execPath, [A2A_DB_CLI, 'upgrade', '--url', `sqlite:${dbPath}`, '--store', 'tasks'], {
     stdio: 'pipe',
   });
+}
+
+function taskhandleBin(): string {
+  const manifest = require.resolve('taskhandle/package.json');
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { taskhandle: string } };
+  return join(dirname(manifest), bin.taskhandle);
 }
