@@ -8,7 +8,7 @@ import { createServer, defineSkill } from 'taskhandle';
 import { z } from 'zod';
 import { writeKeysFile } from '../api-keys.js';
 import { call, sendBody } from '../rpc.js';
-import { freshDbPath } from '../temp.js';
+import { freshDbPath, tempPath } from '../temp.js';
 
 /**
  * Fair claims under load (docs/scheduling.md). Two measurements:
@@ -95,6 +95,7 @@ async function waits(kind: StoreKind, o: FairnessOptions): Promise<FairnessResul
     env: {},
     logLevel: 'silent',
     apiKeysFile: file,
+    keysDir: tempPath('fairness-keys'), // else ./data/keys on PostgreSQL, in the working directory
     runnerConcurrency: o.slots,
     maxActiveTasks: 0, // the flood is the point: no per-principal cap
     shutdownTimeoutMs: 0, // the flood's jobs still running are released, not waited for
