@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { freshDbPath } from '../temp.js';
 import { isPostgres, type PostgresKind, type ServerKind } from './kinds.js';
 import { launchCluster } from './postgres-cluster.js';
-import { type RunningServer, spawnServer } from './process.js';
+import { type RunningServer, type ServerEnv, spawnServer } from './process.js';
 
-export type { RunningServer } from './process.js';
+export type { RunningServer, ServerEnv } from './process.js';
 
 /** Instances of each PostgreSQL kind, all on one fresh schema. */
 const INSTANCES: Record<PostgresKind, number> = { 'taskhandle-pg': 1, 'taskhandle-pg-2': 2 };
@@ -20,7 +20,8 @@ export interface LaunchOptions {
   nodeArgs?: string[];
   /** Extra arguments for the server script (the SDK reference's `--push`). */
   args?: string[];
-  env?: Record<string, string>;
+  /** Settings on top of the kind's; one set to undefined is left unset: the server's own default. */
+  env?: ServerEnv;
 }
 
 /** The metrics kind's token: the bench scrapes with it. */
