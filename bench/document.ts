@@ -43,7 +43,7 @@ import { WARM_WAIT_MS } from './scenarios/workers.js';
 import { SERVER_KINDS, SERVER_LABELS } from './servers/kinds.js';
 import { LOCAL_SKILL, REMOTE_SKILL } from './servers/remote.js';
 
-/** docs/BENCHMARKS.md: the runs, the machine, the exact commands, the tables, the targets, the profiles. */
+/** bench/BENCHMARKS.md: the runs, the machine, the exact commands, the tables, the targets, the profiles. */
 export function renderDocument(r: Results): string {
   const o = r.options;
   const m = r.machine;

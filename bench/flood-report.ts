@@ -78,7 +78,7 @@ export const ratio = (beside: number, alone: number): string =>
 
 const n = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '-');
 
-/** The "Flood by one key (issue 29)" section of docs/BENCHMARKS.md. */
+/** The "Flood by one key (issue 29)" section of bench/BENCHMARKS.md. */
 export function floodSection(r: Results): string {
   const f = r.flood;
   if (!f?.rounds.length) return 'Not measured.\n';

@@ -8,7 +8,7 @@ import type { TargetRow } from './targets.js';
  * a figure measured on a different day or machine says nothing of this code.
  */
 
-/** What a PostgreSQL create cost the database before issue 30, in µs (docs/BENCHMARKS.md, issue 20). */
+/** What a PostgreSQL create cost the database before issue 30, in µs (bench/BENCHMARKS.md, issue 20). */
 const PG_CREATE_US_BEFORE = 245;
 
 type E2e = { perS: number; p50Ms: number; p99Ms: number; cpuMsPerJob: number };

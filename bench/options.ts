@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POSTGRES_URL, shownUrl } from './postgres.js';
 import { E2E_KINDS, type E2eKind } from './scenarios/e2e.js';
@@ -97,10 +98,19 @@ export const USAGE = `usage: npm run bench -- [options]
   --no-profile          skip the CPU profiles of taskhandle
   --postgres URL|off    PostgreSQL for the taskhandle-pg kinds, a fresh schema per server
                         (default ${DEFAULT_POSTGRES_URL}; skipped with a log line if it does not answer in 2 s)
-  --out FILE            report file (default docs/BENCHMARKS.md; with --smoke a temp file); the results go
+  --out FILE            report file (default bench/BENCHMARKS.md; with --smoke a temp file); the results go
                         beside it (FILE.json), and a run with --only keeps the other sections from there
   --render FILE         write the report again from the results a run saved (FILE is printed at its end)
   --smoke               every scenario at tiny sizes, about 100 s (CI); asserts no timing`;
+
+/** The full report, beside this package's README (its results beside it: BENCHMARKS.json). */
+const REPORT = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
+
+/**
+ * A path given on the command line, from where npm was run (INIT_CWD): `npm run bench` runs this
+ * package's script in bench/, yet `--out my.md` from the repository's root means the root's my.md.
+ */
+const given = (path: string): string => resolve(process.env.INIT_CWD ?? process.cwd(), path);
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -197,8 +207,8 @@ export function parseOptions(argv: string[]): Options {
     idleCreates: num(values['idle-creates'], smoke ? 5 : 20, 'idle-creates'),
     profile: !values['no-profile'],
     ...(values.postgres === 'off' ? {} : { postgresUrl: values.postgres ?? DEFAULT_POSTGRES_URL }),
-    out: values.out ?? (smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : 'docs/BENCHMARKS.md'),
-    ...(values.render ? { render: values.render } : {}),
+    out: values.out ? given(values.out) : smoke ? join(tmpdir(), 'taskhandle-bench-smoke.md') : REPORT,
+    ...(values.render ? { render: given(values.render) } : {}),
     // shown in the report: a password in a --postgres URL is masked
     argv: argv.map(shownUrl),
   };

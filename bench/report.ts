@@ -32,7 +32,7 @@ import { POSTGRES_KINDS, SERVER_KINDS, SERVER_LABELS, type ServerKind } from './
 import { median } from './stats.js';
 import { evaluateTargets, type TargetRow } from './targets.js';
 
-/** Markdown tables for the terminal and docs/BENCHMARKS.md. */
+/** Markdown tables for the terminal and bench/BENCHMARKS.md. */
 
 export function table(headers: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;

@@ -94,7 +94,7 @@ export const emptyResults = (options: Options, machine: Machine): Results => ({
   errors: [],
 });
 
-/** The results file beside a report: docs/BENCHMARKS.md → docs/BENCHMARKS.json. */
+/** The results file beside a report: BENCHMARKS.md → BENCHMARKS.json. */
 export const resultsPath = (report: string): string => `${report.replace(/\.md$/, '')}.json`;
 
 /**

@@ -64,7 +64,7 @@ const FANOUT_KINDS = [
   'taskhandle',
 ] as const satisfies readonly ServerKind[];
 
-/** npm run bench: every scenario, interleaved rounds, one report. See docs/BENCHMARKS.md. */
+/** npm run bench: every scenario, interleaved rounds, one report. See bench/BENCHMARKS.md. */
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   if (o.render) {

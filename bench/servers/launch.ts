@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freshDbPath } from '../temp.js';
 import { isPostgres, type PostgresKind, type ServerKind } from './kinds.js';
 import { launchCluster } from './postgres-cluster.js';
-import { type RunningServer, spawnServer } from './process.js';
+import { type RunningServer, type ServerEnv, spawnServer } from './process.js';
 
-export type { RunningServer } from './process.js';
+export type { RunningServer, ServerEnv } from './process.js';
 
 /** Instances of each PostgreSQL kind, all on one fresh schema. */
 const INSTANCES: Record<PostgresKind, number> = { 'taskhandle-pg': 1, 'taskhandle-pg-2': 2 };
@@ -20,18 +20,19 @@ export interface LaunchOptions {
   nodeArgs?: string[];
   /** Extra arguments for the server script (the SDK reference's `--push`). */
   args?: string[];
-  env?: Record<string, string>;
+  /** Settings on top of the kind's; one set to undefined is left unset: the server's own default. */
+  env?: ServerEnv;
 }
 
 /** The metrics kind's token: the bench scrapes with it. */
 export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
-const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
-const TASKHANDLE_MAIN = join(DIST, 'src/main.js');
-const FLOOR = join(DIST, 'bench/servers/floor.js');
-const SQLITE_FLOOR = join(DIST, 'bench/servers/sqlite-floor.js');
-const SDK_REFERENCE = join(DIST, 'bench/servers/sdk-reference.js');
 const require = createRequire(import.meta.url);
+/** The `taskhandle` command of the package this one depends on, as `npx taskhandle` would run it. */
+const TASKHANDLE_MAIN = taskhandleBin();
+const FLOOR = fileURLToPath(new URL('./floor.js', import.meta.url));
+const SQLITE_FLOOR = fileURLToPath(new URL('./sqlite-floor.js', import.meta.url));
+const SDK_REFERENCE = fileURLToPath(new URL('./sdk-reference.js', import.meta.url));
 const A2A_DB_CLI = join(dirname(require.resolve('@a2a-js/sdk')), 'cli/a2a_db.js');
 
 /** taskhandle's settings in every kind; the store's come on top. */
@@ -70,7 +71,8 @@ export async function launch(kind: ServerKind, o: LaunchOptions = {}): Promise<R
     kind === 'taskhandle-metrics' ||
     isPostgres(kind)
   ) {
-    if (!existsSync(TASKHANDLE_MAIN)) throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build`);
+    if (!existsSync(TASKHANDLE_MAIN))
+      throw new Error(`${TASKHANDLE_MAIN} is missing: npm run build (in the repository's root)`);
   }
   switch (kind) {
     case 'floor':
@@ -116,4 +118,10 @@ export function createSdkSchema(dbPath: string): void {
   execFileSync(process.execPath, [A2A_DB_CLI, 'upgrade', '--url', `sqlite:${dbPath}`, '--store', 'tasks'], {
     stdio: 'pipe',
   });
+}
+
+function taskhandleBin(): string {
+  const manifest = require.resolve('taskhandle/package.json');
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { taskhandle: string } };
+  return join(dirname(manifest), bin.taskhandle);
 }

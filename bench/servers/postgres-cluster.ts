@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { DatabaseMeter, dropSchema, freshSchema, instanceUrl } from '../postgres.js';
 import { tempPath } from '../temp.js';
 import type { PostgresKind } from './kinds.js';
-import { type RunningServer, spawnServer } from './process.js';
+import { type RunningServer, type ServerEnv, spawnServer } from './process.js';
 
 let postgresUrl: string | undefined;
 
@@ -24,7 +24,7 @@ export async function launchCluster(
   kind: PostgresKind,
   instances: number,
   argv: string[],
-  env: Record<string, string>,
+  env: ServerEnv,
 ): Promise<RunningServer> {
   const url = postgresUrl;
   if (!url) throw new Error(`${kind}: no PostgreSQL configured for this run`);

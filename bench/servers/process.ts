@@ -29,11 +29,14 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** A server's environment on top of this process's; a variable set to undefined is not passed on. */
+export type ServerEnv = Record<string, string | undefined>;
+
 /** Starts `node argv…` and resolves once it has printed the URL it listens on. */
 export async function spawnServer(
   kind: ServerKind,
   argv: string[],
-  env: Record<string, string>,
+  env: ServerEnv,
   dbPath?: string,
 ): Promise<RunningServer> {
   const proc = spawn(process.execPath, argv, {

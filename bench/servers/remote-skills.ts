@@ -1,5 +1,5 @@
+import { defineRemoteSkill, defineSkill } from 'taskhandle';
 import { z } from 'zod';
-import { defineRemoteSkill, defineSkill } from '../../src/index.js';
 import { LOCAL_SKILL, REMOTE_SKILL } from './remote.js';
 
 const common = {
@@ -10,7 +10,7 @@ const common = {
 } as const;
 
 /**
- * The benchmarks' remote skill (SKILLS=dist/bench/servers/remote-skills.js): worked by
+ * The benchmarks' remote skill (SKILLS=bench/dist/servers/remote-skills.js): worked by
  * remote-worker.ts, whose handler completes each job at once. Poll interval, TTL and interrupt
  * policy as the built-in `export` skill's.
  */

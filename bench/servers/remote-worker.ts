@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { runWorker } from '../../src/worker/index.js';
+import { runWorker } from 'taskhandle/worker';
 import { REMOTE_SKILL } from './remote.js';
 
 /**

@@ -21,8 +21,8 @@ export interface ComposeOptions extends Omit<EngineOptions, 'journal'> {
 
 /**
  * The one place the engine is put together over a store (EventHub -> Journal -> Engine): the server
- * (server/backend.ts), the engine's tests and the benchmarks all build it here, then start the
- * runners they need over `journal`.
+ * (server/backend.ts), the engine's tests and the in-process probes of perf/ all build it here, then
+ * start the runners they need over `journal`.
  *
  * @example const { engine, journal } = composeEngine({ store, skills, maxTtlMs, cancelGraceMs: 5000, artifactUrl });
  */

@@ -35,7 +35,7 @@ export function generationMismatch(
  * when the task is already past it. The wait is the stream's: a subscription to the task's
  * wake-ups (the event hub, fed from other instances by the store's change feed), no timer per
  * read. A waiting poll holds one of the caller's stream slots (MAX_STREAMS): it costs what an open
- * stream does (bench/long-poll-heap.ts), and is refused past the bound before it waits. Another
+ * stream does (perf/long-poll-heap.ts), and is refused past the bound before it waits. Another
  * owner's task is not found, as GetTask answers it.
  */
 export async function awaitGeneration(

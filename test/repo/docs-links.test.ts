@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Every relative link of the README and docs/ reaches a file that exists and, when it names one, a
- * heading of that file: pages moved out of the README, and sections renamed, must not leave a reader
- * at a 404 or at the top of a long page.
+ * Every relative link of the README, docs/, the examples' and the bench package's pages reaches a file
+ * that exists and, when it names one, a heading of that file: pages moved out of the README, and
+ * sections renamed, must not leave a reader at a 404 or at the top of a long page.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,6 +19,8 @@ const PAGES = [
   ...readdirSync(join(ROOT, 'examples'))
     .map((d) => `examples/${d}/README.md`)
     .filter((f) => existsSync(join(ROOT, f))),
+  'bench/README.md',
+  'bench/BENCHMARKS.md',
 ];
 
 /** The text outside fenced code blocks, inline code and HTML comments: where links render. */
@@ -77,10 +79,11 @@ function brokenLinks(page: string): string[] {
   return broken;
 }
 
-describe('relative links in the README and docs/', () => {
+describe('relative links in the README, docs/, examples/ and bench/', () => {
   it('the pages to check are found', () => {
     expect(PAGES).toContain('README.md');
     expect(PAGES).toContain('docs/README.md');
+    expect(PAGES.filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
     expect(PAGES.length).toBeGreaterThan(10);
   });
 

@@ -124,8 +124,8 @@ export class SqliteStore implements TaskStore {
       throw err;
     }
     // Query-planner statistics, as SQLite advises for long-lived connections: without them the fair
-    // claim's reads were measured 3x slower beside 200,000 queued tasks than beside 1,000 (bench,
-    // fairness); with them, flat. Cheap when nothing changed much.
+    // claim's reads were measured 3x slower beside 200,000 queued tasks than beside 1,000
+    // (perf/claim-rate.ts, the bench's fairness); with them, flat. Cheap when nothing changed much.
     this.#db.pragma('optimize=0x10002');
     this.#optimizer = setInterval(() => this.#db.pragma('optimize'), OPTIMIZE_EVERY_MS).unref();
     this.#q = prepareStatements(this.#db);

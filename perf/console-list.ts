@@ -8,7 +8,7 @@ import type { TaskStore } from '../src/engine/store-port.js';
 import { encodeCursor } from '../src/store/cursor.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { DEFAULT_POSTGRES_URL } from './postgres.js';
+import { POSTGRES_URL } from './postgres-url.js';
 
 /**
  * The operator console's list over a large store: seeds `--tasks` tasks (default 1,000,000) straight
@@ -17,7 +17,7 @@ import { DEFAULT_POSTGRES_URL } from './postgres.js';
  * pages (a cursor half-way down and at the last page), with each filter, plus the counts and the
  * charts' hour. docs/console.md records a run.
  *
- *   npm run build --silent && npx tsc -p tsconfig.bench.json && node dist/bench/console-list.js [--tasks N] [--no-postgres]
+ *   npm run build --silent && npx tsc -p tsconfig.perf.json && node dist/perf/console-list.js [--tasks N] [--no-postgres]
  */
 
 const DAY = 86_400_000;
@@ -151,7 +151,7 @@ try {
   await measure('SQLite', sqlite);
   await sqlite.close();
   if (!args.includes('--no-postgres')) {
-    const url = process.env.TEST_DATABASE_URL ?? DEFAULT_POSTGRES_URL;
+    const url = POSTGRES_URL;
     const schema = `console_bench_${process.pid}`;
     try {
       started = Date.now();

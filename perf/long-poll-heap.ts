@@ -12,7 +12,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
  * each wait on one task that does not change, in process (engine over SQLite, no HTTP: both hold a
  * socket besides, which this does not count), heap measured after a forced GC.
  *
- *   npx tsc -p tsconfig.bench.json && node --expose-gc dist/bench/long-poll-heap.js [N]
+ *   npm run build --silent && npx tsc -p tsconfig.perf.json && node --expose-gc dist/perf/long-poll-heap.js [N]
  */
 const N = Number(process.argv[2] ?? 10_000);
 const gc = (globalThis as { gc?: () => void }).gc;
