@@ -151,7 +151,10 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
     // Once the stop begins, a request on a kept-alive connection, or through an app that mounts the
     // faces, is turned away before it reaches a store that is about to close.
     if (stopped) {
-      unavailable(res, 'taskhandle is stopping; retry on another instance or once it is back (tasks are kept)');
+      unavailable(
+        res,
+        'taskhandle is stopping; retry on another instance or once it is back (tasks are kept)',
+      );
       return;
     }
     // Between the port opening and the card being made (it names the port), nothing is served yet:
