@@ -341,7 +341,9 @@ export class RemoteRuns {
         if (!(await held.takeOver(c.interrupted))) continue;
         // A fresh claim read its log itself; a takeover reads the task after its own write.
         const view = c.log
-          ? { record: c.record, history: historyOf(c.record, c.log) }
+          ? c.record.expiresAt > journal.now()
+            ? { record: c.record, history: historyOf(c.record, c.log) }
+            : undefined
           : await engine.get(c.record.owner, c.record.id).catch(() => undefined);
         if (!view) continue; // expired meanwhile
         jobs.push({

@@ -180,10 +180,13 @@ export class Runner {
     }
     if (!(await held.takeOver(claim.interrupted))) return;
 
-    // A fresh claim read the log itself; a takeover reads it after its own write, before the
-    // heartbeat starts: a task gone meanwhile (expired) must not leave it running.
+    // A fresh claim read the log itself; a takeover reads it after its own write. Either way, before
+    // the heartbeat starts: a task gone meanwhile (expired, as the store's reads judge it) must not
+    // leave it running.
     const found = claim.log
-      ? { record, log: claim.log }
+      ? record.expiresAt > journal.now()
+        ? { record, log: claim.log }
+        : undefined
       : await journal.store.getTaskWithLog(record.id, journal.now());
     if (!found) throw new Error(`task ${record.id} is gone (expired) before its run began`);
     const heartbeat = setInterval(
