@@ -79,6 +79,25 @@ export async function admitCall(
 }
 
 /**
+ * {@link admitCall} once per call, however many ask: the GetTask hot path (grpc-poll.ts) admits a
+ * call first, and the SDK's user builder gets that same admission when the call takes its path.
+ */
+export function admission(
+  admit: (req: Caller) => Promise<Admission>,
+  shutdown: AbortSignal,
+): (call: GrpcCall) => Promise<GrpcCaller> {
+  const admitted = new WeakMap<GrpcCall, Promise<GrpcCaller>>();
+  return (call) => {
+    let caller = admitted.get(call);
+    if (!caller) {
+      caller = admitCall(call, admit, shutdown);
+      admitted.set(call, caller);
+    }
+    return caller;
+  };
+}
+
+/**
  * The generations extension's fields of a gRPC call, which v1.0's messages have no field for: call
  * metadata named as the draft's fields are (`current-generation` on GetTask, `if-generation-match`
  * on CancelTask and SendMessage), a wait as `prefer: wait=N`.
