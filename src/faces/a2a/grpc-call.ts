@@ -49,10 +49,8 @@ export async function admitCall(
       metadata: { supportedVersions: '1.0' },
     });
   // The call's :authority is its Host: a browser cannot make a gRPC call, but the rule is one.
-  const caller = {
-    headers: { ...headers, host: call.getHost() },
-    socket: { remoteAddress: addressOf(call.getPeer()) },
-  };
+  headers.host = call.getHost();
+  const caller = { headers, socket: { remoteAddress: addressOf(call.getPeer()) } };
   const auth = await admit(caller);
   if (!auth.ok) throw refusalError(auth.refusal);
   // grpc-js hands unary calls a writable stream too: the method says which kind this is.

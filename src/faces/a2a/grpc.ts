@@ -55,6 +55,8 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
     'grpc.max_receive_message_length': o.maxBodyBytes,
     // HTTP/2 pings play the part of SSE's keep-alive comments: idle streams stay open through proxies.
     'grpc.keepalive_time_ms': o.keepAliveMs,
+    // No channelz service is served: its per-call counters and timestamps would be kept for no one.
+    'grpc.enable_channelz': 0,
   });
   const admitted = admission(o.admit, o.shutdown);
   const service = grpcService({
