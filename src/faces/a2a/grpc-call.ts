@@ -13,7 +13,7 @@ import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
 import { unsupported, versionOf } from './version.js';
 
-type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
+export type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
 /** The metadata key a gRPC caller resumes a stream with: the `eventId` of the last event it processed. */
 export const LAST_EVENT_ID_KEY = 'last-event-id';
@@ -41,6 +41,15 @@ export async function admitCall(
   admit: (req: Caller) => Promise<Admission>,
   shutdown: AbortSignal,
 ): Promise<GrpcCaller> {
+  const headers = callHeaders(call);
+  return callerOf(call, headers, await admitHeaders(call, headers, admit), shutdown);
+}
+
+/**
+ * A call's metadata as the headers admission reads, its :authority as their Host (a browser cannot
+ * make a gRPC call, but the rule is one); throws VersionNotSupportedError for a version other than 1.0.
+ */
+export function callHeaders(call: GrpcCall): IncomingHttpHeaders {
   const headers = headersOf(call.metadata);
   const version = headers['a2a-version']?.toString().trim();
   if (version && versionOf(version) !== '1.0')
@@ -48,10 +57,24 @@ export async function admitCall(
       message: `A2A-Version ${unsupported(version)} over gRPC: this service speaks 1.0 (send A2A-Version: 1.0, or none); v0.3 peers: use JSON-RPC or HTTP+JSON`,
       metadata: { supportedVersions: '1.0' },
     });
-  // The call's :authority is its Host: a browser cannot make a gRPC call, but the rule is one.
   headers.host = call.getHost();
-  const caller = { headers, socket: { remoteAddress: addressOf(call.getPeer()) } };
-  const auth = await admit(caller);
+  return headers;
+}
+
+/** Admission of a call from its {@link callHeaders} and peer. */
+export const admitHeaders = (
+  call: GrpcCall,
+  headers: IncomingHttpHeaders,
+  admit: (req: Caller) => Promise<Admission>,
+): Promise<Admission> => admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
+
+/** The caller of an admitted call, with its call state; a refused one throws its gRPC error. */
+export function callerOf(
+  call: GrpcCall,
+  headers: IncomingHttpHeaders,
+  auth: Admission,
+  shutdown: AbortSignal,
+): GrpcCaller {
   if (!auth.ok) throw refusalError(auth.refusal);
   // grpc-js hands unary calls a writable stream too: the method says which kind this is.
   const streaming = STREAMING_METHOD.test(call.getPath());
@@ -74,25 +97,6 @@ export async function admitCall(
   state.generation = grpcGenerationAsk(call.getPath(), headers);
   state.pollWaitMs = pollWaitMs(headers.prefer);
   return new GrpcCaller(state);
-}
-
-/**
- * {@link admitCall} once per call, however many ask: the GetTask hot path (grpc-poll.ts) admits a
- * call first, and the SDK's user builder gets that same admission when the call takes its path.
- */
-export function admission(
-  admit: (req: Caller) => Promise<Admission>,
-  shutdown: AbortSignal,
-): (call: GrpcCall) => Promise<GrpcCaller> {
-  const admitted = new WeakMap<GrpcCall, Promise<GrpcCaller>>();
-  return (call) => {
-    let caller = admitted.get(call);
-    if (!caller) {
-      caller = admitCall(call, admit, shutdown);
-      admitted.set(call, caller);
-    }
-    return caller;
-  };
 }
 
 /**

@@ -8,8 +8,8 @@ import { ConfigError } from '../../config/error.js';
 import { tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
-import { admission, type GrpcCaller, grpcHandler } from './grpc-call.js';
-import { A2A_SERVICE, fastGetTask } from './grpc-poll.js';
+import { type GrpcCaller, grpcHandler } from './grpc-call.js';
+import { A2A_SERVICE, Admissions, fastGetTask } from './grpc-poll.js';
 import type { TaskCache } from './task-cache.js';
 
 export interface GrpcOptions
@@ -58,15 +58,15 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
     // No channelz service is served: its per-call counters and timestamps would be kept for no one.
     'grpc.enable_channelz': 0,
   });
-  const admitted = admission(o.admit, o.shutdown);
+  const admissions = new Admissions(o.admit, o.shutdown);
   const service = grpcService({
     requestHandler: grpcHandler(o.handler, o),
-    userBuilder: admitted,
+    userBuilder: admissions.userBuilder,
     contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
   });
   server.addService(
     A2A_SERVICE,
-    tracedService({ ...service, getTask: fastGetTask(service.getTask, o.tasks, admitted) }),
+    tracedService({ ...service, getTask: fastGetTask(service.getTask, o.tasks, admissions) }),
   );
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {
