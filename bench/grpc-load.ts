@@ -47,6 +47,8 @@ export async function fireGrpc(
       if (answered === true) tally.ok++;
       else if (answered === false) tally.failed++;
       else tally.errors++;
+      // a lost connection fails its call and ends its loop (the run counts the error, and is invalid)
+      if (connection.broken) break;
     }
   };
   await Promise.all(h2.map(loop));
@@ -143,6 +145,11 @@ class H2Connection {
         resolve(new H2Connection(socket));
       });
     });
+  }
+
+  /** The connection is gone (closed, failed, or told to go away): its calls fail at once. */
+  get broken(): boolean {
+    return this.#broken;
   }
 
   /** One unary call: true once answered with a message, false if without one, undefined if it broke. */
