@@ -116,8 +116,9 @@ npm run bench -- --smoke     # what CI runs: about 100 s, tiny sizes, no timing 
   repeated (up to ${o.retries} times, least disturbed kept) when they took more than 0.3 cores meanwhile.
   Every measurement starts a fresh server process (its own temp database); CPU and memory are read
   from /proc for that process alone. A JSON-RPC error answer counts as a failure, not a request.
-  The gRPC kind gets the same requests as gRPC calls (bench/grpc-load.ts): ${o.connections} grpc-js clients in the
-  bench process, each on its own HTTP/2 connection with one call in flight; a status other than OK is a failure.
+  The gRPC kind gets the same requests as gRPC calls (bench/grpc-load.ts): ${o.connections} HTTP/2 connections from the
+  bench process with one call in flight on each, written on sockets as autocannon's are (a grpc-js client cost
+  as much CPU a call as the server); a call answered without a message (an error status) is a failure.
 - Servers: ${SERVER_KINDS.map((k) => SERVER_LABELS[k]).join('; ')}. Create and poll run on all of them,
   fan-out on (a) node:http, (b) and (c) on SQLite, retained and push on the SQLite ones.
   (a) bench/servers/floor.ts reads and parses the body and answers \`{"jsonrpc":"2.0","id":…,"result":{"ok":true}}\`;

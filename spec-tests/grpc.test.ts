@@ -375,6 +375,22 @@ describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
   });
 });
 
+describe('gRPC GetTask and the rate limit', () => {
+  it('a GetTask the task cache cannot answer (an unknown task) spends one request of the rate, not two', async () => {
+    const agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '4' } });
+    try {
+      const target = (await grpcInterface(agent))?.url as string;
+      // The burst, one after another: each is answered NOT_FOUND by the SDK's path after the hot
+      // path tried the cache; a call admitted by both would be refused from the third on.
+      const codes: number[] = [];
+      for (let i = 0; i < 4; i++) codes.push((await rawGetTask(target, new Metadata())).code);
+      expect(codes).toEqual([GRPC.NOT_FOUND, GRPC.NOT_FOUND, GRPC.NOT_FOUND, GRPC.NOT_FOUND]);
+    } finally {
+      await agent.stop();
+    }
+  });
+});
+
 describe('gRPC and MAX_ACTIVE_TASKS', () => {
   it('a caller at its limit of unfinished tasks: RESOURCE_EXHAUSTED', async () => {
     const agent = await launch({

@@ -245,6 +245,7 @@ async function startGrpcSide(
   };
   return startGrpc(listen, {
     handler: http.handler,
+    tasks: http.tasks,
     admit,
     logger,
     shutdown: http.shutdown.signal,

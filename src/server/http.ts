@@ -40,6 +40,8 @@ export interface HttpSide {
   publish(card: PublishedCard, keys: SigningKeys, cardKeys?: CardKeys): void;
   /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
   handler: A2ARequestHandler;
+  /** The handler's task cache, which the gRPC binding answers plain polls from too. */
+  tasks: TaskCache;
   /** From now on every request is answered 503 (the ordered stop has begun). */
   stopTaking(): void;
 }
@@ -195,7 +197,7 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const stopTaking = () => {
     stopped = true;
   };
-  return { server, listener, inFlight, shutdown, publish, handler, stopTaking };
+  return { server, listener, inFlight, shutdown, publish, handler, tasks, stopTaking };
 }
 
 /**

@@ -13,7 +13,7 @@ import { INTERNAL_MESSAGE } from './errors.js';
 import { GRPC_STATUS_CODE, GrpcStatusError, refusalError } from './grpc-status.js';
 import { unsupported, versionOf } from './version.js';
 
-type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
+export type GrpcCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
 /** The metadata key a gRPC caller resumes a stream with: the `eventId` of the last event it processed. */
 export const LAST_EVENT_ID_KEY = 'last-event-id';
@@ -41,6 +41,15 @@ export async function admitCall(
   admit: (req: Caller) => Promise<Admission>,
   shutdown: AbortSignal,
 ): Promise<GrpcCaller> {
+  const headers = callHeaders(call);
+  return callerOf(call, headers, await admitHeaders(call, headers, admit), shutdown);
+}
+
+/**
+ * A call's metadata as the headers admission reads, its :authority as their Host (a browser cannot
+ * make a gRPC call, but the rule is one); throws VersionNotSupportedError for a version other than 1.0.
+ */
+export function callHeaders(call: GrpcCall): IncomingHttpHeaders {
   const headers = headersOf(call.metadata);
   const version = headers['a2a-version']?.toString().trim();
   if (version && versionOf(version) !== '1.0')
@@ -48,12 +57,24 @@ export async function admitCall(
       message: `A2A-Version ${unsupported(version)} over gRPC: this service speaks 1.0 (send A2A-Version: 1.0, or none); v0.3 peers: use JSON-RPC or HTTP+JSON`,
       metadata: { supportedVersions: '1.0' },
     });
-  // The call's :authority is its Host: a browser cannot make a gRPC call, but the rule is one.
-  const caller = {
-    headers: { ...headers, host: call.getHost() },
-    socket: { remoteAddress: addressOf(call.getPeer()) },
-  };
-  const auth = await admit(caller);
+  headers.host = call.getHost();
+  return headers;
+}
+
+/** Admission of a call from its {@link callHeaders} and peer. */
+export const admitHeaders = (
+  call: GrpcCall,
+  headers: IncomingHttpHeaders,
+  admit: (req: Caller) => Promise<Admission>,
+): Promise<Admission> => admit({ headers, socket: { remoteAddress: addressOf(call.getPeer()) } });
+
+/** The caller of an admitted call, with its call state; a refused one throws its gRPC error. */
+export function callerOf(
+  call: GrpcCall,
+  headers: IncomingHttpHeaders,
+  auth: Admission,
+  shutdown: AbortSignal,
+): GrpcCaller {
   if (!auth.ok) throw refusalError(auth.refusal);
   // grpc-js hands unary calls a writable stream too: the method says which kind this is.
   const streaming = STREAMING_METHOD.test(call.getPath());

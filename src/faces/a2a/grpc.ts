@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { grpcService } from '@a2a-js/sdk/server/grpc';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
@@ -8,11 +8,15 @@ import { ConfigError } from '../../config/error.js';
 import { tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
-import { admitCall, type GrpcCaller, grpcHandler } from './grpc-call.js';
+import { type GrpcCaller, grpcHandler } from './grpc-call.js';
+import { A2A_SERVICE, Admissions, fastGetTask } from './grpc-poll.js';
+import type { TaskCache } from './task-cache.js';
 
 export interface GrpcOptions
   extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'maxJsonDepth' | 'keepAliveMs' | 'shutdown'> {
   handler: A2ARequestHandler;
+  /** The request handler's task cache: plain polls are answered from it (grpc-poll.ts). */
+  tasks: TaskCache;
   logger: Logger;
 }
 
@@ -42,7 +46,7 @@ export interface GrpcListen {
  * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST. Callers are
  * admitted from their metadata (`authorization`, `x-api-key`) as HTTP callers are from headers; a
  * stream resumes after the event named by the `last-event-id` metadata.
- * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
+ * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, tasks, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
  */
 export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<GrpcSide> {
   const credentials = credentialsOf(listen);
@@ -51,17 +55,18 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
     'grpc.max_receive_message_length': o.maxBodyBytes,
     // HTTP/2 pings play the part of SSE's keep-alive comments: idle streams stay open through proxies.
     'grpc.keepalive_time_ms': o.keepAliveMs,
+    // No channelz service is served: its per-call counters and timestamps would be kept for no one.
+    'grpc.enable_channelz': 0,
+  });
+  const admissions = new Admissions(o.admit, o.shutdown);
+  const service = grpcService({
+    requestHandler: grpcHandler(o.handler, o),
+    userBuilder: admissions.userBuilder,
+    contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
   });
   server.addService(
-    A2AService,
-    tracedService(
-      grpcService({
-        requestHandler: grpcHandler(o.handler, o),
-        userBuilder: (call) => admitCall(call, o.admit, o.shutdown),
-        contextBuilder: ({ user, extensions }) =>
-          newCallContext((user as GrpcCaller).state, extensions ?? []),
-      }),
-    ),
+    A2A_SERVICE,
+    tracedService({ ...service, getTask: fastGetTask(service.getTask, o.tasks, admissions) }),
   );
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {
