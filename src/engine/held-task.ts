@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { runEnded } from '../telemetry/task-spans.js';
 import { agentText } from './context.js';
 import type { Engine } from './engine.js';
+import type { LoggedEvent } from './events.js';
 import type { Journal } from './journal.js';
 import { backoffMs, failureText, isRetryable } from './retry.js';
 import type { ClaimedTask, GuardedWrite, WriteResult } from './store-port.js';
@@ -30,6 +31,20 @@ export function announceClaim(journal: Journal, c: ClaimedTask, now: number): vo
     c.interrupted,
     !c.interrupted && attempts === 1 ? now - createdAt : undefined,
   );
+}
+
+/**
+ * The task and its log as its run starts, after the claim (and a takeover's own write): a fresh
+ * claim's own log, unless the task expired since, as the store's reads judge it; a takeover's read
+ * from the store. Undefined: the task is gone (expired), and the run must not start.
+ */
+export async function atRunStart(
+  journal: Journal,
+  c: ClaimedTask,
+): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
+  const now = journal.now();
+  if (c.log) return c.record.expiresAt > now ? { record: c.record, log: c.log } : undefined;
+  return journal.store.getTaskWithLog(c.record.id, now);
 }
 
 /** A question that parks a run: the task waits in input-required until it is answered. */

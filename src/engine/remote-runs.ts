@@ -11,7 +11,7 @@ import { foldArtifacts } from './artifacts.js';
 import { ClaimDesk, type ClaimRequest } from './claim-desk.js';
 import { EngineError, isJobError, JobError } from './errors.js';
 import { normalizeApprovers } from './grant.js';
-import { announceClaim, HeldTask, type HoldRules } from './held-task.js';
+import { announceClaim, atRunStart, HeldTask, type HoldRules } from './held-task.js';
 import type { ArtifactUpdate } from './skill.js';
 import { BLOB_PIECE_BYTES, type GuardedWrite, isQuotaExceeded, type WriteResult } from './store-port.js';
 import type { Message, Progress, TaskRecord, TaskState } from './task.js';
@@ -339,16 +339,11 @@ export class RemoteRuns {
         const log = logger.child({ taskId: c.record.id, skill, attempt: attempts, worker: claim.worker });
         const held = new HeldTask(this.#o, c, log);
         if (!(await held.takeOver(c.interrupted))) continue;
-        // A fresh claim read its log itself; a takeover reads the task after its own write.
-        const view = c.log
-          ? c.record.expiresAt > journal.now()
-            ? { record: c.record, history: historyOf(c.record, c.log) }
-            : undefined
-          : await engine.get(c.record.owner, c.record.id).catch(() => undefined);
-        if (!view) continue; // expired meanwhile
+        const found = await atRunStart(journal, c).catch(() => undefined);
+        if (!found) continue; // expired meanwhile
         jobs.push({
-          record: view.record,
-          fromCaller: view.history.filter((m) => m.role === 'ROLE_USER'),
+          record: found.record,
+          fromCaller: historyOf(found.record, found.log).filter((m) => m.role === 'ROLE_USER'),
           leaseToken: c.leaseToken,
           leaseExpiresAt: now + leaseMs,
           interrupted: c.interrupted,

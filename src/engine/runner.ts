@@ -5,7 +5,7 @@ import { foldArtifacts } from './artifacts.js';
 import type { Engine } from './engine.js';
 import { isJobError } from './errors.js';
 import type { ClaimPolicy } from './fair-share.js';
-import { announceClaim, HeldTask } from './held-task.js';
+import { announceClaim, atRunStart, HeldTask } from './held-task.js';
 import { type Ending, endingOf } from './job-endings.js';
 import type { Journal } from './journal.js';
 import type { JobOutcome } from './observer.js';
@@ -180,14 +180,8 @@ export class Runner {
     }
     if (!(await held.takeOver(claim.interrupted))) return;
 
-    // A fresh claim read the log itself; a takeover reads it after its own write. Either way, before
-    // the heartbeat starts: a task gone meanwhile (expired, as the store's reads judge it) must not
-    // leave it running.
-    const found = claim.log
-      ? record.expiresAt > journal.now()
-        ? { record, log: claim.log }
-        : undefined
-      : await journal.store.getTaskWithLog(record.id, journal.now());
+    // Before the heartbeat starts: a task gone meanwhile (expired) must not leave it running.
+    const found = await atRunStart(journal, claim);
     if (!found) throw new Error(`task ${record.id} is gone (expired) before its run began`);
     const heartbeat = setInterval(
       () => {
