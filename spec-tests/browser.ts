@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 /** Debian's chromium, as .ci/run installs it (apt-get install chromium). */
@@ -26,17 +25,4 @@ export function pageErrors(page: Page): string[] {
     if (msg.type() === 'error') errors.push(msg.text());
   });
   return errors;
-}
-
-/** A TCP port free right now on 127.0.0.1 (for a server that must come back on the same one). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from './harness.js';
 
@@ -40,16 +39,6 @@ export async function cli(agent: Agent | string, args: string[], token?: string,
   const run = start(args, url, key, cwd);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 export const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');

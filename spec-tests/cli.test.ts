@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { artifactText, CSV_HEADER, csvLines, eventually, getTask, rpcStream, V1 } from './a2a.js';
-import { cli, freePort, lines, start } from './cli-run.js';
-import { type Agent, launch, tempDbPath } from './harness.js';
+import { cli, lines, start } from './cli-run.js';
+import { type Agent, freePort, launch, tempDbPath } from './harness.js';
 
 describe('taskhandle client commands', () => {
   const agents: Agent[] = [];

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './harness.js';
 import { assertBuilt } from './package-project.js';
 import {
   createJob,
-  freePort,
   getJson,
   interrupt,
   type Job,

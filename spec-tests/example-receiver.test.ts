@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { send, skillMessage, startTask, V1 } from './a2a.js';
-import { freePort } from './browser.js';
-import { type Agent, launch } from './harness.js';
+
+import { type Agent, freePort, launch } from './harness.js';
 
 const RECEIVER = fileURLToPath(new URL('../examples/webhook-receiver.mjs', import.meta.url));
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTask, send, skillMessage } from './a2a.js';
-import { freePort } from './cli-run.js';
+
 import { type FuzzResponse, faceOf, heldRun, isWorkers, leakIn, violation } from './fuzz/checks.js';
 import { fuzzClient, grpcTaskRequest, grpcUnary, sendRaw } from './fuzz/client.js';
 import {
@@ -26,7 +26,7 @@ import {
 } from './fuzz/limits.js';
 import { aimedAt, type FuzzRequest, fuzzRequest, workers } from './fuzz/requests.js';
 import { grpcInterface } from './grpc.js';
-import { type Agent, apiKeyHeader, launch, newApiKey } from './harness.js';
+import { type Agent, apiKeyHeader, freePort, launch, newApiKey } from './harness.js';
 import { moduleFolder, TASKHANDLE } from './skill-module.js';
 
 /** Requests per run: FUZZ_RUNS (100000 for the long run), else 5000. */

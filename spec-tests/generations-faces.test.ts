@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skillMessage, startTask, V1 } from './a2a.js';
 import { type Cluster, startCluster } from './cluster.js';
 import { asTask, failure, GRPC, grpcClient } from './grpc.js';
-import { type Agent, launch } from './harness.js';
+import { type Agent, launch, userMessage } from './harness.js';
 import { modern } from './mcp-modern.js';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from './postgres.js';
 
@@ -41,6 +41,14 @@ const grpcAnswer = (taskId: string, text: string) =>
   SendMessageRequest.fromJSON({
     message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text }] },
   });
+
+/** The waiting task's answer over JSON-RPC, answered at once (the poll, not the send, is under test). */
+const approve = (agent: Agent, taskId: string) =>
+  agent.rpc(
+    'SendMessage',
+    { message: userMessage('approve', { taskId }), configuration: { returnImmediately: true } },
+    V1,
+  );
 
 const noPostgres = await skipWithoutPostgres();
 const schema = freshSchema();
@@ -227,19 +235,7 @@ describe('waiting polls count against MAX_STREAMS', () => {
       (await alice.rpc('GetTask', { id: task.id, currentGeneration: seen - 1 }, V1)).body.error,
     ).toBeUndefined();
 
-    await alice.rpc(
-      'SendMessage',
-      {
-        message: {
-          messageId: crypto.randomUUID(),
-          role: 'ROLE_USER',
-          taskId: task.id,
-          parts: [{ text: 'approve' }],
-        },
-        configuration: { returnImmediately: true },
-      },
-      V1,
-    );
+    await approve(alice, task.id);
     for (const answered of await Promise.all(waiting)) {
       expect(generationOf(answered.body.result)).toBeGreaterThan(seen);
     }
@@ -269,19 +265,7 @@ describe.skipIf(noPostgres !== undefined)('long polls across two instances on on
       }),
     ] as const;
     await new Promise((r) => setTimeout(r, 300));
-    const answered = await b.rpc(
-      'SendMessage',
-      {
-        message: {
-          messageId: crypto.randomUUID(),
-          role: 'ROLE_USER',
-          taskId: task.id,
-          parts: [{ text: 'approve' }],
-        },
-        configuration: { returnImmediately: true },
-      },
-      V1,
-    );
+    const answered = await approve(b, task.id);
     expect(answered.body.error).toBeUndefined();
     const [rpc, job] = await Promise.all(polls);
     expect(generationOf(rpc.body.result)).toBeGreaterThan(seen);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -79,6 +80,19 @@ const tempDirs: string[] = [];
 process.on('exit', () => {
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
+
+/** A TCP port free right now on 127.0.0.1 (for a server that must come back on the same one, or be asked before it says where it listens). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 export function tempDbPath(): string {
   const dir = mkdtempSync(join(tmpdir(), 'taskhandle-test-'));

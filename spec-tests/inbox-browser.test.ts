@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { send, skillMessage } from './a2a.js';
-import { freePort, launchBrowser, noBrowser, pageErrors } from './browser.js';
-import { type Agent, launch, tempDbPath } from './harness.js';
+import { launchBrowser, noBrowser, pageErrors } from './browser.js';
+import { type Agent, freePort, launch, tempDbPath } from './harness.js';
 import { type Received, type Receiver, startReceiver } from './webhook-receiver.js';
 
 /** `INBOX_SCREENSHOT=1 npx vitest run spec-tests/inbox-browser.test.ts` renews docs/approvals.md's picture. */

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { ROOT } from './package-project.js';
 import { codeBlocks, commands } from './readme-blocks.js';
@@ -12,16 +11,6 @@ export function interrupt(proc: ChildProcess): Promise<number | null> {
   proc.kill('SIGINT');
   const guard = setTimeout(() => proc.kill('SIGKILL'), 15_000);
   return exited.finally(() => clearTimeout(guard));
-}
-
-/** A port free on 127.0.0.1 now, for a sample that must know its own address before it listens. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 /** What a page's shell blocks show printed (their whole-line `# ` comments), one line each. */

@@ -1,17 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDLE } from './a2a.js';
-import { type Agent, launch, serveExpectingExit } from './harness.js';
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
+import { type Agent, freePort, launch, serveExpectingExit } from './harness.js';
 
 describe('settings', () => {
   it.each([

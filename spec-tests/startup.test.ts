@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { getTask, skillMessage, startTask } from './a2a.js';
-import { launch, serveExpectingExit } from './harness.js';
+import { freePort, launch, serveExpectingExit } from './harness.js';
 
 const MAIN = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
 
@@ -205,13 +205,3 @@ describe('while it starts', () => {
     }
   });
 });
-
-/** A port free now (bound by the OS, then let go) for a server that must be asked before it says where it listens. */
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}

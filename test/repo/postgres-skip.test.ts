@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../spec-tests/cli-run.js';
+import { freePort } from '../../spec-tests/harness.js';
 import { postgresUrl, whyNoPostgres } from '../../spec-tests/postgres.js';
 
 const serverUp = (await whyNoPostgres(new URL('/postgres', postgresUrl).href)) === undefined;
