@@ -6,9 +6,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Handler, Job, Worker } from '../dist/src/worker/index.js';
-import { JobError, runWorker } from '../dist/src/worker/index.js';
+import { isProblemError, JobError, type ProblemError, runWorker } from '../dist/src/worker/index.js';
 import { rpcStream } from './a2a.js';
-import { type Agent, launch } from './harness.js';
+import { type Agent, freePort, launch, tempDbPath } from './harness.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are inspected freely in tests
 type Json = Record<string, any>;
@@ -348,4 +348,125 @@ describe('taskhandle/worker: runWorker against the real server', () => {
     // next one hears it was interrupted (docs/workers.md), though it counts toward no crash loop.
     expect(runs[0]?.interrupted).toBe(true);
   });
+});
+
+describe('taskhandle/worker: an upload the server refuses midway', () => {
+  it('rejects the upload with the 413 problem as soon as the server answers, and the task fails', async () => {
+    const server = await launch({ env: { SKILLS, BUILTIN_SKILLS: 'none', MAX_ARTIFACT_BYTES: '1048576' } });
+    let refused: unknown;
+    let chunksRead = 0;
+    const w = runWorker({
+      url: server.url,
+      skills: {
+        async 'w.release'(job: Job) {
+          async function* endless(): AsyncGenerator<Uint8Array> {
+            for (;;) {
+              chunksRead++;
+              yield new Uint8Array(64 * 1024);
+            }
+          }
+          try {
+            await job.upload({ name: 'big.bin', body: endless() });
+          } catch (err) {
+            refused = err;
+            throw err;
+          }
+          return { message: 'not reached' };
+        },
+      },
+      waitMs: 1000,
+      onError: () => {},
+    });
+    try {
+      const created = await fetch(`${server.url}/v1/jobs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ skill: 'w.release', input: {} }),
+      });
+      const { taskId } = (await created.json()) as Json;
+      const failed = await until(`job ${taskId} failed`, async () => {
+        const job = (await (await fetch(`${server.url}/v1/jobs/${taskId}`)).json()) as Json;
+        return job.status === 'failed' ? job : undefined;
+      });
+      expect(failed.status).toBe('failed');
+      await until('the upload rejected', () => (refused ? true : undefined));
+      expect(isProblemError(refused)).toBe(true);
+      expect((refused as ProblemError).status).toBe(413);
+      // The body stopped being read once the server refused it: an endless body ended.
+      const read = chunksRead;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(chunksRead).toBe(read);
+    } finally {
+      await w.stop();
+      await server.stop();
+    }
+  });
+});
+
+describe('taskhandle/worker: the server goes away', () => {
+  it('says a server that does not answer is unreachable, and keeps claiming', async () => {
+    const errors: unknown[] = [];
+    const w = runWorker({
+      url: `http://127.0.0.1:${await freePort()}`,
+      skills: { 'w.none': async () => ({}) },
+      onError: (err) => errors.push(err),
+    });
+    try {
+      // The first claim fails at once; the next comes after the backoff (1 s).
+      await until('two failed claims', () => (errors.length >= 2 ? true : undefined));
+    } finally {
+      await w.stop();
+    }
+    const err = errors[0] as Error;
+    expect(err.name).toBe('NetworkError');
+    expect(err.message).toMatch(/^POST \/v1\/workers\/claims: no answer from http:\/\/127\.0\.0\.1:\d+ \(/);
+    expect((err.cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  it('a job that ends while its server is down is completed once the server is back, and runs once', async () => {
+    const port = String(await freePort());
+    const dbPath = tempDbPath();
+    // A lease long enough to outlast the restart: the worker's complete lands on the task it holds.
+    const env = { SKILLS, BUILTIN_SKILLS: 'none', LEASE_MS: '30000', PORT: port };
+    let server = await launch({ env, dbPath });
+    let release: () => void = () => {};
+    const runs: string[] = [];
+    const errors: unknown[] = [];
+    const w = runWorker({
+      url: server.url,
+      skills: {
+        async 'w.release'(job: Job) {
+          runs.push(job.taskId);
+          await new Promise<void>((resolve) => (release = resolve));
+          return { message: 'done while the server was away' };
+        },
+      },
+      waitMs: 1000,
+      onError: (err) => errors.push(err),
+    });
+    try {
+      const created = await fetch(`${server.url}/v1/jobs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ skill: 'w.release', input: {} }),
+      });
+      const { taskId } = (await created.json()) as Json;
+      await until('the job started', () => (runs.length ? true : undefined));
+      await server.kill9();
+      release();
+      // The complete fails (no answer), and is tried again after 1, 2 and 4 s.
+      server = await launch({ env, dbPath });
+      const done = await until(`job ${taskId} completed`, async () => {
+        const job = (await (await fetch(`${server.url}/v1/jobs/${taskId}`)).json()) as Json;
+        return job.status === 'completed' ? job : undefined;
+      });
+      expect(done.statusMessage).toBe('done while the server was away');
+      expect(runs).toEqual([taskId]);
+      // What failed meanwhile (the claim in flight, perhaps a heartbeat) was a network failure, said so.
+      for (const err of errors) expect((err as Error).name).toBe('NetworkError');
+    } finally {
+      await w.stop();
+      await server.stop();
+    }
+  }, 30_000);
 });

@@ -1,3 +1,5 @@
+import { subscribe } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { runWorker } from 'taskhandle/worker';
 import { REMOTE_SKILL } from './remote.js';
@@ -17,29 +19,32 @@ const { values } = parseArgs({
 });
 if (!values.url) throw new Error('usage: --url http://127.0.0.1:PORT [--concurrency N]');
 
-// runWorker says nothing when it claims: the first claim request it hands to fetch is the sign. The
-// same wrapper times each claim and each complete (from the call to the answer's headers), printed
-// as one `stats {...}` line when the worker stops: how many jobs a claim brought, and how long the
-// worker waited for the server.
-const realFetch = globalThis.fetch;
+// runWorker says nothing when it claims: the first claim request it sends is the sign. Node's HTTP
+// client channels time each claim and each complete (from the request made to the answer's headers),
+// printed as one `stats {...}` line when the worker stops: how many jobs a claim brought, and how long
+// the worker waited for the server. Nothing is wrapped: the worker runs as users run it.
 const timed = { claims: [] as number[], completes: [] as number[] };
+const started = new WeakMap<ClientRequest, { at: number; into: number[] }>();
 let claimed = false;
-globalThis.fetch = (input, init) => {
-  const started = performance.now();
-  const answer = realFetch(input, init);
-  const url = String(input);
-  const into = url.endsWith('/v1/workers/claims')
+subscribe('http.client.request.start', (message) => {
+  const { request } = message as { request: ClientRequest };
+  const into = request.path.endsWith('/v1/workers/claims')
     ? timed.claims
-    : url.endsWith('/complete')
+    : request.path.endsWith('/complete')
       ? timed.completes
       : undefined;
+  if (!into) return;
+  started.set(request, { at: performance.now(), into });
   if (into === timed.claims && !claimed) {
     claimed = true;
     console.log('ready');
   }
-  if (into) void answer.then(() => into.push(performance.now() - started)).catch(() => {});
-  return answer;
-};
+});
+subscribe('http.client.response.finish', (message) => {
+  const { request } = message as { request: ClientRequest };
+  const call = started.get(request);
+  call?.into.push(performance.now() - call.at);
+});
 const worker = runWorker({
   url: values.url,
   name: `bench-${process.pid}`,

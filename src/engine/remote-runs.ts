@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import {
+  type ArtifactsSoFar,
   artifactCap,
   artifactsSoFar,
   planArtifact,
@@ -10,6 +11,7 @@ import {
 import { foldArtifacts } from './artifacts.js';
 import { ClaimDesk, type ClaimRequest } from './claim-desk.js';
 import { EngineError, isJobError, JobError } from './errors.js';
+import type { LoggedEvent } from './events.js';
 import { normalizeApprovers } from './grant.js';
 import { announceClaim, atRunStart, HeldTask, type HoldRules } from './held-task.js';
 import type { ArtifactUpdate } from './skill.js';
@@ -200,10 +202,9 @@ export class RemoteRuns {
     upload: Upload,
     body: AsyncIterable<Uint8Array>,
   ): Promise<{ artifactId: string; bytes: number } & LeaseState> {
-    const held = await this.#held(taskId, leaseToken);
+    const { held, soFar } = await this.#heldSoFar(taskId, leaseToken);
     const { engine } = this.#o;
     const { artifactId, append = false, ...about } = upload;
-    const soFar = await this.#soFar(held);
     const before = append ? (soFar.bytes.get(artifactId) ?? 0) : 0;
     // Uploaded again (not appended): the first piece replaces what the artifact held beside the log.
     const replaced = append ? undefined : soFar.stored.get(artifactId);
@@ -284,14 +285,18 @@ export class RemoteRuns {
 
   /** Ends the run: its artifacts first, then the final state and message. */
   async complete(taskId: string, leaseToken: string, outcome: RemoteOutcome): Promise<TaskState> {
-    const held = await this.#held(taskId, leaseToken);
-    for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
     const state = outcome.state ?? 'completed';
+    // The log is read (with the task, in one read) only when the reply may be the task's result: no
+    // artifact came with it.
+    const mayReply = state === 'completed' && outcome.message !== undefined && !outcome.artifacts?.length;
+    const { held, soFar } = mayReply
+      ? await this.#heldSoFar(taskId, leaseToken)
+      : { held: await this.#held(taskId, leaseToken), soFar: undefined };
+    for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
     const message = outcome.message === undefined ? undefined : held.text(outcome.message);
-    // The log is read only when the reply may be the task's result (no artifact came with it).
     const reply =
-      state === 'completed' && message && !outcome.artifacts?.length
-        ? replyArtifact(message, await this.#soFar(held), this.#o.engine.limits, held.record.owner)?.write
+      soFar && message
+        ? replyArtifact(message, soFar, this.#o.engine.limits, held.record.owner)?.write
         : undefined;
     if (!(await held.finish(state, message, undefined, reply))) throw this.#lost(taskId);
     return state;
@@ -362,10 +367,22 @@ export class RemoteRuns {
 
   /** The task `leaseToken` claims to hold, as a HeldTask; LeaseLost when it is not working. */
   async #held(taskId: string, leaseToken: string): Promise<HeldTask> {
-    const { journal, logger } = this.#o;
+    const { journal } = this.#o;
     const record = await journal.store.getTask(taskId, journal.now());
     if (record?.state !== 'working') throw this.#lost(taskId);
-    const log = logger.child({ taskId, skill: record.skill, attempt: record.attempts });
+    return this.#holding(record, leaseToken);
+  }
+
+  /** The held task and the artifacts its log holds so far, from one read of both. */
+  async #heldSoFar(taskId: string, leaseToken: string): Promise<{ held: HeldTask; soFar: ArtifactsSoFar }> {
+    const { journal } = this.#o;
+    const found = await journal.store.getTaskWithLog(taskId, journal.now());
+    if (found?.record.state !== 'working') throw this.#lost(taskId);
+    return { held: this.#holding(found.record, leaseToken), soFar: soFarOf(found.log) };
+  }
+
+  #holding(record: TaskRecord, leaseToken: string): HeldTask {
+    const log = this.#o.logger.child({ taskId: record.id, skill: record.skill, attempt: record.attempts });
     return new HeldTask(this.#o, { record, leaseToken }, log);
   }
 
@@ -408,11 +425,11 @@ export class RemoteRuns {
   }
 
   /** The task's artifacts as its log holds them now. */
-  async #soFar(held: HeldTask) {
+  async #soFar(held: HeldTask): Promise<ArtifactsSoFar> {
     const { journal } = this.#o;
     const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
     if (!found) throw this.#lost(held.record.id);
-    return artifactsSoFar(foldArtifacts(found.log).values());
+    return soFarOf(found.log);
   }
 
   /**
@@ -455,3 +472,6 @@ export class RemoteRuns {
     return { taskId: record.id, state: record.state, cancelRequested: record.cancelRequested };
   }
 }
+
+/** What the artifacts of a task's log hold so far (bytes, stored pieces), as artifact writes check. */
+const soFarOf = (log: readonly LoggedEvent[]): ArtifactsSoFar => artifactsSoFar(foldArtifacts(log).values());

@@ -162,6 +162,7 @@ export function runWorker(options: WorkerOptions): Worker {
       for (const job of running.keys()) job.abort('shutdown');
       await within(all(), ABORT_GRACE_MS);
     }
+    http.close();
   };
   return {
     stop: () => {
