@@ -350,6 +350,23 @@ describe('taskhandle/worker: runWorker against the real server', () => {
   });
 });
 
+/** A job of `skill` made over /v1/jobs on the server at `url`: its task id. */
+async function postJob(url: string, skill: string): Promise<string> {
+  const created = await fetch(`${url}/v1/jobs`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ skill, input: {} }),
+  });
+  return ((await created.json()) as Json).taskId as string;
+}
+
+/** The job once /v1/jobs shows it in `status`. */
+const jobOn = (url: string, id: string, status: string): Promise<Json> =>
+  until(`job ${id} ${status}`, async () => {
+    const job = (await (await fetch(`${url}/v1/jobs/${id}`)).json()) as Json;
+    return job.status === status ? job : undefined;
+  });
+
 describe('taskhandle/worker: an upload the server refuses midway', () => {
   it('rejects the upload with the 413 problem as soon as the server answers, and the task fails', async () => {
     const server = await launch({ env: { SKILLS, BUILTIN_SKILLS: 'none', MAX_ARTIFACT_BYTES: '1048576' } });
@@ -378,16 +395,8 @@ describe('taskhandle/worker: an upload the server refuses midway', () => {
       onError: () => {},
     });
     try {
-      const created = await fetch(`${server.url}/v1/jobs`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ skill: 'w.release', input: {} }),
-      });
-      const { taskId } = (await created.json()) as Json;
-      const failed = await until(`job ${taskId} failed`, async () => {
-        const job = (await (await fetch(`${server.url}/v1/jobs/${taskId}`)).json()) as Json;
-        return job.status === 'failed' ? job : undefined;
-      });
+      const taskId = await postJob(server.url, 'w.release');
+      const failed = await jobOn(server.url, taskId, 'failed');
       expect(failed.status).toBe('failed');
       await until('the upload rejected', () => (refused ? true : undefined));
       expect(isProblemError(refused)).toBe(true);
@@ -445,21 +454,13 @@ describe('taskhandle/worker: the server goes away', () => {
       onError: (err) => errors.push(err),
     });
     try {
-      const created = await fetch(`${server.url}/v1/jobs`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ skill: 'w.release', input: {} }),
-      });
-      const { taskId } = (await created.json()) as Json;
+      const taskId = await postJob(server.url, 'w.release');
       await until('the job started', () => (runs.length ? true : undefined));
       await server.kill9();
       release();
       // The complete fails (no answer), and is tried again after 1, 2 and 4 s.
       server = await launch({ env, dbPath });
-      const done = await until(`job ${taskId} completed`, async () => {
-        const job = (await (await fetch(`${server.url}/v1/jobs/${taskId}`)).json()) as Json;
-        return job.status === 'completed' ? job : undefined;
-      });
+      const done = await jobOn(server.url, taskId, 'completed');
       expect(done.statusMessage).toBe('done while the server was away');
       expect(runs).toEqual([taskId]);
       // What failed meanwhile (the claim in flight, perhaps a heartbeat) was a network failure, said so.
