@@ -24,6 +24,7 @@ import {
   retainedTable,
   table,
   targetsTable,
+  timelineCpuTable,
   timelineTable,
   workersTable,
 } from './report.js';
@@ -209,6 +210,16 @@ event's arrival to its own: it holds the server's work for it, the durable commi
 PostgreSQL commit) and the event's trip back. Server CPU is read from /proc for the server process (all its
 threads) over the timed jobs, and divided by them: nothing is shared between jobs at one in flight, so this
 is what one job costs alone (at 32 in flight the end-to-end rows share fsyncs, wake-ups and commits).
+"Main-thread CPU" is of a second series of as many jobs on a fresh server under \`node --cpu-prof\`
+(a sample every 250 µs): the main thread's busy samples (not idle: JavaScript, V8, the system calls it
+makes) that fall between one event's arrival and the next, summed over the jobs and divided by them
+(a window far shorter than the sampling interval is measured by how often a sample falls in it). The thread pool's fsyncs
+and the runtime's other threads are not in it, which is why it sums to less than the CPU read from
+/proc; the profiler's own cost is in it, and so is any time the thread was preempted while busy (on a
+machine with other work running this inflates it: read it on a quiet one). Where it went, by function (self time; native statement
+work counts in the JavaScript function that ran the statement):
+
+${timelineCpuTable(r) || 'Not measured.'}
 
 ## Idle workers (issue 28)
 

@@ -77,6 +77,47 @@ export function summariseProfile(p: CpuProfile, [from, to]: [number, number]): S
   return { totalMs: total / 1000, functions, packages: rows(pkg, 12) };
 }
 
+/** A span of CLOCK_MONOTONIC microseconds whose samples count toward `key`. */
+export interface Window<K> {
+  key: K;
+  from: number;
+  to: number;
+}
+
+/** What the sampled thread did inside windows of one key: busy time (not idle) and by function. */
+export interface Attributed {
+  busyUs: number;
+  byFunction: Map<string, number>;
+}
+
+/**
+ * The samples that fall in each window (sorted by `from`, not overlapping), summed by window key:
+ * each sample counts for the time since the one before it (as DevTools counts it), idle ones not.
+ */
+export function attribute<K>(p: CpuProfile, windows: readonly Window<K>[]): Map<K, Attributed> {
+  const frames = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
+  const out = new Map<K, Attributed>();
+  let w = 0;
+  let t = p.startTime;
+  p.samples.forEach((id, i) => {
+    const dt = p.timeDeltas[i] ?? 0;
+    t += dt;
+    while (w < windows.length && (windows[w] as Window<K>).to <= t) w++;
+    const window = windows[w];
+    const frame = frames.get(id);
+    if (!window || t < window.from || !frame || frame.functionName === '(idle)') return;
+    let sum = out.get(window.key);
+    if (!sum) {
+      sum = { busyUs: 0, byFunction: new Map() };
+      out.set(window.key, sum);
+    }
+    sum.busyUs += dt;
+    const key = label(frame);
+    sum.byFunction.set(key, (sum.byFunction.get(key) ?? 0) + dt);
+  });
+  return out;
+}
+
 function label(frame: CallFrame): string {
   const name = frame.functionName || '(anonymous)';
   if (!frame.url) return name;

@@ -20,6 +20,8 @@ import {
   isRemoteE2e,
 } from './scenarios/e2e.js';
 import {
+  CPU_STEPS,
+  type CpuStep,
   STEP_LABELS,
   STEPS,
   type Step,
@@ -314,23 +316,64 @@ export function timelineTable(r: Results): string {
   const kinds = TIMELINE_KINDS.filter((k) => r.timeline?.[k]?.length);
   if (!kinds.length) return '';
   const m = (k: TimelineKind, f: (t: TimelineResult) => number) => median((r.timeline[k] ?? []).map(f));
+  const cpu = (k: TimelineKind, step: CpuStep) => {
+    const us = m(k, (t) => t.stepCpuUs?.[step] ?? Number.NaN);
+    return Number.isNaN(us) ? '-' : int(us);
+  };
   const rows = STEPS.map((step, i) => [
     STEP_LABELS[step],
     ...kinds.flatMap((k) => {
       const at = m(k, (t) => t.atMs[step]);
       const before = i === 0 ? 0 : m(k, (t) => t.atMs[STEPS[i - 1] as Step]);
-      return [ms(at), ms(at - before)];
+      return [ms(at), ms(at - before), cpu(k, step)];
+    }),
+  ]);
+  rows.push([STEP_LABELS.between, ...kinds.flatMap((k) => ['', '', cpu(k, 'between')])]);
+  rows.push([
+    'main thread, the whole job (the sum of the steps)',
+    ...kinds.flatMap((k) => {
+      const sum = m(k, (t) =>
+        t.stepCpuUs ? CPU_STEPS.reduce((n, s) => n + (t.stepCpuUs?.[s] ?? 0), 0) : Number.NaN,
+      );
+      return ['', '', Number.isNaN(sum) ? '-' : int(sum)];
     }),
   ]);
   rows.push([
     'p99 of the whole life (to completed)',
-    ...kinds.flatMap((k) => [ms(m(k, (t) => t.p99Ms)), '']),
+    ...kinds.flatMap((k) => [ms(m(k, (t) => t.p99Ms)), '', '']),
   ]);
   rows.push([
-    'server CPU a job, core-ms (of it in the kernel)',
-    ...kinds.flatMap((k) => [`${ms(m(k, (t) => t.cpuMsPerJob))} (${ms(m(k, (t) => t.systemMsPerJob))})`, '']),
+    'server CPU a job, core-ms (of it in the kernel): every thread, from /proc',
+    ...kinds.flatMap((k) => [
+      `${ms(m(k, (t) => t.cpuMsPerJob))} (${ms(m(k, (t) => t.systemMsPerJob))})`,
+      '',
+      '',
+    ]),
   ]);
-  return table(['step', ...kinds.flatMap((k) => [`${SERVER_LABELS[k]}: at ms`, 'step ms'])], rows);
+  return table(
+    ['step', ...kinds.flatMap((k) => [`${SERVER_LABELS[k]}: at ms`, 'step ms', 'main-thread CPU µs'])],
+    rows,
+  );
+}
+
+/** A profile's function label (`name file:line`) as a report shows it: the name as code, the file after. */
+const functionName = (label: string): string => {
+  const m = /^(.*) (\S+:\d+)$/.exec(label);
+  return m ? `\`${m[1]}\` ${(m[2] as string).replace(/^dist\/src\//, '')}` : label;
+};
+
+/** Where each step's main-thread CPU went: the functions with the most self time (last round's profile). */
+export function timelineCpuTable(r: Results): string {
+  const kinds = TIMELINE_KINDS.filter((k) => r.timeline?.[k]?.some((t) => t.stepTop));
+  if (!kinds.length) return '';
+  const last = (k: TimelineKind) => (r.timeline[k] ?? []).findLast((t) => t.stepTop);
+  const rows = CPU_STEPS.map((step) => [
+    STEP_LABELS[step],
+    ...kinds.map((k) =>
+      (last(k)?.stepTop?.[step] ?? []).map((f) => `${functionName(f.name)} ${int(f.us)}`).join('; '),
+    ),
+  ]);
+  return table(['step', ...kinds.map((k) => `${SERVER_LABELS[k]}: functions, self µs a job`)], rows);
 }
 
 /** The remote end-to-end rows as their worker process timed them: medians over rounds. */
