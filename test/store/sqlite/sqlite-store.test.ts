@@ -193,6 +193,77 @@ describe('SqliteStore specifics', () => {
     );
   });
 
+  // Without statistics (a new database, or one analyzed before any task queued) SQLite's planner took
+  // tasks_by_state and sorted every queued or working task for each claim: a claim grew with the queue.
+  it("plans the claim's reads and the input sweep on their partial indexes, whatever the statistics", async () => {
+    const path = freshPath();
+    await openStore(path).close();
+    const claimReads = {
+      claimableOrphans: 'tasks_leased',
+      queuedOwnerAfter: 'tasks_queue_by_owner',
+      ownerQueue: 'tasks_queue_by_owner',
+      running: 'tasks_running',
+      overdueInputs: 'tasks_input_deadline',
+    } as const;
+    const plans = () =>
+      inspect(path, (db) => {
+        const q = prepareStatements(db);
+        return Object.fromEntries(
+          Object.keys(claimReads).map((name) => {
+            const sql = q[name as keyof typeof claimReads].source;
+            const args = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
+            const positional = (sql.match(/\?/g) ?? []).map(() => null);
+            const rows = db
+              .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+              .all(...(Object.keys(args).length ? [args] : positional)) as { detail: string }[];
+            return [name, rows.map((r) => r.detail).join('\n')];
+          }),
+        );
+      });
+    const expectIndexed = (found: Record<string, string>) => {
+      for (const [name, index] of Object.entries(claimReads)) {
+        expect(found[name], name).toMatch(
+          new RegExp(`(SEARCH|SCAN) tasks USING (COVERING )?INDEX ${index}\\b`),
+        );
+        expect(found[name], name).not.toMatch(/TEMP B-TREE/);
+      }
+    };
+    expectIndexed(plans());
+    // Statistics taken with no task queued or working: the partial indexes look empty.
+    const store = openStore(path);
+    const now = Date.now();
+    for (let i = 0; i < 50; i++) {
+      await store.createTask({
+        id: `t-${i}`,
+        contextId: 'ctx',
+        owner: 'alice',
+        skill: 'echo',
+        input: {},
+        createdAt: now,
+        expiresAt: now + 60_000,
+        ttlMs: 60_000,
+        pollIntervalMs: 1000,
+        messageId: `m-${i}`,
+        events: [],
+      });
+      const [claimed] = await store.claim('w', now, 60_000, 1);
+      await store.write({
+        taskId: `t-${i}`,
+        from: ['working'],
+        to: 'completed',
+        leaseToken: claimed?.leaseToken,
+        releaseLease: true,
+        events: [],
+        at: now,
+      });
+    }
+    await store.close();
+    const writer = new Database(path);
+    writer.exec('ANALYZE');
+    writer.close();
+    expectIndexed(plans());
+  });
+
   it('refuses a state outside the declared states (the CHECK mirrors TASK_STATES)', async () => {
     const path = freshPath();
     const store = openStore(path);
