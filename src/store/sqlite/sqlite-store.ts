@@ -292,7 +292,11 @@ export class SqliteStore implements TaskStore {
     const passes = skillParams(skills);
     return this.#writes.run(() => {
       // Takeovers first: their tasks were accepted before anything still queued.
-      const orphans = this.#q.claimableOrphans.all({ now, limit, ...passes }) as {
+      const orphans = (passes ? this.#q.claimableOrphans : this.#q.claimableOrphansAnySkill).all({
+        now,
+        limit,
+        ...passes,
+      }) as {
         id: string;
         state: TaskState;
       }[];
@@ -338,7 +342,12 @@ export class SqliteStore implements TaskStore {
       const next = this.#q.queuedOwnerAfter.get(owner) as { owner: string } | undefined;
       if (!next) break;
       owner = next.owner;
-      const rows = this.#q.ownerQueue.all({ owner, now, limit: slots, ...passes }) as QueuedRow[];
+      const rows = (passes ? this.#q.ownerQueue : this.#q.ownerQueueAnySkill).all({
+        owner,
+        now,
+        limit: slots,
+        ...passes,
+      }) as QueuedRow[];
       for (const r of rows) queued.push(toQueued(r));
     }
     const running = this.#q.running.all({ now }) as RunningCount[];

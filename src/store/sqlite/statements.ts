@@ -13,13 +13,32 @@ const AHEAD = `state = 'submitted' AND owner = @owner AND (queue_at, id) < (@que
 const SKILL_PASSES = `(@only IS NULL OR skill IN (SELECT value FROM json_each(@only)))
   AND (@except IS NULL OR skill NOT IN (SELECT value FROM json_each(@except)))`;
 
-/** The named parameters of {@link SKILL_PASSES} for a claim's filter. */
-export function skillParams(filter: SkillFilter | undefined): { only: string | null; except: string | null } {
+/**
+ * The named parameters of {@link SKILL_PASSES} for a claim's filter; undefined for none, read by the
+ * statements without it (`...AnySkill`): SQLite opens both json_each lists on every run of a
+ * statement that names them, NULL or not, 38 µs a read measured on an empty queue.
+ */
+export function skillParams(
+  filter: SkillFilter | undefined,
+): { only: string | null; except: string | null } | undefined {
+  if (!filter) return undefined;
   return {
-    only: filter && 'only' in filter ? JSON.stringify(filter.only) : null,
-    except: filter && 'except' in filter ? JSON.stringify(filter.except) : null,
+    only: 'only' in filter ? JSON.stringify(filter.only) : null,
+    except: 'except' in filter ? JSON.stringify(filter.except) : null,
   };
 }
+
+/** A claim's orphans (expired leases), oldest lease first, with the skill filter or without. */
+const claimableOrphans = (filtered: boolean) => `SELECT id, state FROM tasks INDEXED BY tasks_leased
+    WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now${filtered ? ` AND ${SKILL_PASSES}` : ''}
+    ORDER BY lease_expires_at LIMIT @limit`;
+
+/** The first runnable tasks of an owner's queue, with the skill filter or without. */
+const ownerQueue = (
+  filtered: boolean,
+) => `SELECT id, owner, tenant, skill, created_at FROM tasks INDEXED BY tasks_queue_by_owner
+    WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now${filtered ? ` AND ${SKILL_PASSES}` : ''}
+    ORDER BY queue_at, id LIMIT @limit`;
 
 const SQL = {
   // No RETURNING: the store builds the new row itself (newTaskRow). SQLite's RETURNING was measured
@@ -89,18 +108,15 @@ const SQL = {
   // ones. INDEXED BY, here and in the claim's reads below: without statistics (a new database, one
   // never analyzed with tasks queued) the planner took tasks_by_state and sorted every queued or
   // working task for each claim, 35 ms a claim beside 20,000 queued where the index makes it 2.
-  claimableOrphans: `SELECT id, state FROM tasks INDEXED BY tasks_leased
-    WHERE state = 'working' AND lease_expires_at < @now AND expires_at > @now AND ${SKILL_PASSES}
-    ORDER BY lease_expires_at LIMIT @limit`,
+  claimableOrphans: claimableOrphans(true),
+  claimableOrphansAnySkill: claimableOrphans(false),
   // The fair claim's reads (engine/fair-share.ts), on the partial indexes of migration 12: the
   // owners with queued tasks one index seek each, the first tasks of each owner's queue, and the
   // running tasks counted by tenant, owner and skill.
   queuedOwnerAfter: `SELECT owner FROM tasks INDEXED BY tasks_queue_by_owner WHERE state = 'submitted' AND owner > ?
     ORDER BY owner LIMIT 1`,
-  ownerQueue: `SELECT id, owner, tenant, skill, created_at FROM tasks INDEXED BY tasks_queue_by_owner
-    WHERE state = 'submitted' AND owner = @owner AND expires_at > @now AND run_after <= @now
-      AND ${SKILL_PASSES}
-    ORDER BY queue_at, id LIMIT @limit`,
+  ownerQueue: ownerQueue(true),
+  ownerQueueAnySkill: ownerQueue(false),
   // Where a queued task stands: its owner's tasks before it (at most @cap of them; from the index
   // alone, migration 13), and the running, in one statement. The tasks ahead are found by stepping
   // back @cap entries from the task (OFFSET, in the index's order) and counted only when fewer are

@@ -200,8 +200,10 @@ describe('SqliteStore specifics', () => {
     await openStore(path).close();
     const claimReads = {
       claimableOrphans: 'tasks_leased',
+      claimableOrphansAnySkill: 'tasks_leased',
       queuedOwnerAfter: 'tasks_queue_by_owner',
       ownerQueue: 'tasks_queue_by_owner',
+      ownerQueueAnySkill: 'tasks_queue_by_owner',
       running: 'tasks_running',
       overdueInputs: 'tasks_input_deadline',
     } as const;
