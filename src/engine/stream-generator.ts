@@ -4,7 +4,7 @@ import { type StreamSink, subscribe } from './subscription.js';
 
 /**
  * The task's stream as an async generator, for callers that pull: the SDK's transports (which
- * iterate the request handler's generators), MCP, operators. A subscription whose sink holds each
+ * iterate the request handler's generators), operators. A subscription whose sink holds each
  * item until the generator is asked for the next, so a slow reader holds the stream where it is.
  * Faces that write frames themselves subscribe directly (subscription.ts): this costs a generator,
  * the signal's listener and a promise per item, per stream.

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { StreamItem } from '../../engine/streams.js';
 import { isTerminal, type TaskRecord } from '../../engine/task.js';
-import { SseWriter } from '../http/sse.js';
+import { callerGone } from '../http/caller-gone.js';
+import { TaskStream } from '../http/held-stream.js';
+import type { SseWriter } from '../http/sse.js';
 import { type Call, relatedTask, STREAMED } from './call.js';
 import { pendingInput } from './input-request.js';
 import { CODE, reply, replyError } from './jsonrpc.js';
@@ -85,111 +88,152 @@ export async function finalAnswer(c: Call, r: TaskRecord) {
 export async function follow(
   c: Call,
   taskId: string,
-  o: {
-    progressToken?: string | number;
-    statusNotifications: boolean;
-    afterSeq?: number;
+  o: Following & {
     /** The stream's slot, when the caller took it before making the task (Engine.reserveStream). */
     slot?: () => void;
   },
 ): Promise<typeof STREAMED> {
   const { engine } = c.o;
-  const gone = new AbortController();
-  c.res.once('close', () => gone.abort());
-  const signal = AbortSignal.any([gone.signal, c.o.shutdown]);
   if (!acceptsStream(c)) {
     // Without a stream nothing shows the call is alive: it is held for BLOCKING_TIMEOUT_MS at most.
     await engine.record(c.owner, taskId);
-    const r = await engine.waitUntil(taskId, isTerminal, c.o.blockingTimeoutMs, signal);
+    const r = await engine.waitUntil(
+      taskId,
+      isTerminal,
+      c.o.blockingTimeoutMs,
+      callerGone(c.res, c.o.shutdown),
+    );
     c.res.json(isTerminal(r.state) ? await finalAnswer(c, r) : stillRunning(c, taskId));
     return STREAMED;
   }
-  const followed: Followed = {
-    id: c.id,
-    method: c.method === 'tasks/result' ? 'tasks/result' : 'tools/call',
-    taskId,
-    ...(o.progressToken === undefined ? {} : { progressToken: o.progressToken }),
-    statusNotifications: o.statusNotifications,
-  };
-  // Past MAX_STREAMS: refused (-32600) before the stream opens, in a JSON answer.
-  const slot = o.slot ?? engine.reserveStream(c.owner);
-  try {
-    return await streamTask(c, taskId, o, followed, slot, signal);
-  } finally {
-    slot();
-  }
+  // Past MAX_STREAMS, or no such task of the caller's: refused (-32600, -32602) before the stream
+  // opens, in a JSON answer.
+  await new FollowedTask(c, taskId, o).follow(o.slot);
+  return STREAMED;
 }
 
 /** Whether the request takes an SSE stream (else a held call answers as JSON). */
 export const acceptsStream = (c: Call): boolean => (c.req.headers.accept ?? '').includes('text/event-stream');
 
-async function streamTask(
-  c: Call,
-  taskId: string,
-  o: { progressToken?: string | number; statusNotifications: boolean; afterSeq?: number },
-  followed: Followed,
-  slot: () => void,
-  signal: AbortSignal,
-): Promise<typeof STREAMED> {
-  const { engine } = c.o;
-  const first = await engine.record(c.owner, taskId); // not found: refused before the stream opens
-  const sse = new SseWriter(c.res, c.o.keepAliveMs);
-  sse.prime(eventId(followed, o.afterSeq ?? first.lastSeq));
-  let shown = '';
-  let progress = '';
-  let asked = '';
-  try {
-    for await (const item of engine.stream(c.owner, taskId, {
-      until: 'terminal',
-      afterSeq: o.afterSeq,
-      signal,
-      slot,
-    })) {
-      const r = item.kind === 'task' ? item.view.record : await engine.record(c.owner, taskId);
-      const id = eventId(followed, item.kind === 'task' ? item.seq : item.entry.seq);
-      const task = legacyTask(r);
-      const now = JSON.stringify([task.status, task.statusMessage]);
-      if (o.statusNotifications && now !== shown) {
-        shown = now;
-        sse.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task }, id);
-      }
-      if (o.progressToken !== undefined && r.progress && JSON.stringify(r.progress) !== progress) {
-        progress = JSON.stringify(r.progress);
-        sse.send(
-          {
-            jsonrpc: '2.0',
-            method: 'notifications/progress',
-            params: {
-              progressToken: o.progressToken,
-              progress: r.progress.percent ?? 0,
-              total: 100,
-              ...(r.progress.message ? { message: r.progress.message } : {}),
-            },
-          },
-          id,
-        );
-      }
-      const pending = c.declared.formElicitation ? pendingInput(r) : undefined;
-      if (pending && pending.key !== asked) {
-        asked = pending.key;
-        const params = { ...pending.request.params, _meta: relatedTask(taskId) };
-        sse.send(
-          { jsonrpc: '2.0', id: elicitationId(taskId, pending.key), method: pending.request.method, params },
-          id,
-        );
-      }
-      await sse.drained();
-    }
-  } catch {
-    // The task expired or the store closed mid-stream: answered below with what stands.
+interface Following {
+  progressToken?: string | number;
+  statusNotifications: boolean;
+  /** A resumed stream: what followed this event of the task's log. */
+  afterSeq?: number;
+}
+
+/**
+ * A held request's stream, the sink of its task's subscription: for each item, what changed of
+ * what the client is shown (the record as it then stands), each event with the id to resume from.
+ */
+class FollowedTask extends TaskStream<Call['res']> {
+  readonly #c: Call;
+  readonly #taskId: string;
+  readonly #o: Following;
+  readonly #followed: Followed;
+  #shown = '';
+  #progress = '';
+  #asked = '';
+
+  constructor(c: Call, taskId: string, o: Following) {
+    super(c.res, c.o.keepAliveMs, c.o.shutdown);
+    this.#c = c;
+    this.#taskId = taskId;
+    this.#o = o;
+    this.#followed = {
+      id: c.id,
+      method: c.method === 'tasks/result' ? 'tasks/result' : 'tools/call',
+      taskId,
+      ...(o.progressToken === undefined ? {} : { progressToken: o.progressToken }),
+      statusNotifications: o.statusNotifications,
+    };
   }
-  const r = await engine.record(c.owner, taskId).catch(() => undefined);
-  if (r && isTerminal(r.state)) sse.send(await finalAnswer(c, r), eventId(followed, 'end'));
-  // Shutdown: the stream just ends; the client resumes it from its last event id, on another
-  // instance or after the restart. Expiry: the task is gone, and so is its answer.
-  else if (!r) sse.send(replyError(c.id, CODE.invalidParams, `Task ${taskId} expired before it ended`));
-  sse.end();
-  return STREAMED;
+
+  follow(slot: (() => void) | undefined): Promise<void> {
+    const { afterSeq } = this.#o;
+    return this.start(this.#c.o.engine, this.#c.owner, this.#taskId, { until: 'terminal', afterSeq, slot });
+  }
+
+  override open(): void {
+    super.open();
+    // The first event: where a client that loses the stream at once resumes from.
+    const { afterSeq } = this.#o;
+    if (afterSeq !== undefined) this.sse?.prime(eventId(this.#followed, afterSeq));
+  }
+
+  item(item: StreamItem): undefined | Promise<unknown> {
+    if (item.kind === 'task') {
+      this.sse?.prime(eventId(this.#followed, item.seq));
+      return this.#show(item.view.record, item.seq);
+    }
+    const { seq } = item.entry;
+    return this.writing(this.#c.o.engine.record(this.#c.owner, this.#taskId).then((r) => this.#show(r, seq)));
+  }
+
+  /** Its notifications of what changed in `r` (status, progress, the open question), from log position `seq`. */
+  #show(r: TaskRecord, seq: number): undefined | Promise<void> {
+    const sse = this.sse as SseWriter;
+    const { progressToken, statusNotifications } = this.#o;
+    const id = eventId(this.#followed, seq);
+    const task = legacyTask(r);
+    const now = JSON.stringify([task.status, task.statusMessage]);
+    if (statusNotifications && now !== this.#shown) {
+      this.#shown = now;
+      sse.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task }, id);
+    }
+    if (progressToken !== undefined && r.progress && JSON.stringify(r.progress) !== this.#progress) {
+      this.#progress = JSON.stringify(r.progress);
+      sse.send(
+        {
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: {
+            progressToken,
+            progress: r.progress.percent ?? 0,
+            total: 100,
+            ...(r.progress.message ? { message: r.progress.message } : {}),
+          },
+        },
+        id,
+      );
+    }
+    const pending = this.#c.declared.formElicitation ? pendingInput(r) : undefined;
+    if (pending && pending.key !== this.#asked) {
+      this.#asked = pending.key;
+      const params = { ...pending.request.params, _meta: relatedTask(this.#taskId) };
+      sse.send(
+        {
+          jsonrpc: '2.0',
+          id: elicitationId(this.#taskId, pending.key),
+          method: pending.request.method,
+          params,
+        },
+        id,
+      );
+    }
+    return this.drained();
+  }
+
+  /**
+   * The task ended, expired, or the store closed mid-stream, or the server stops: answered with
+   * what stands. At shutdown the stream just ends; the client resumes it from its last event id,
+   * on another instance or after the restart. Expiry: the task is gone, and so is its answer.
+   */
+  protected override finish(): void {
+    void this.#answer().finally(() => this.sse?.end());
+  }
+
+  async #answer(): Promise<void> {
+    const c = this.#c;
+    const r = await c.o.engine.record(c.owner, this.#taskId).catch(() => undefined);
+    if (!r)
+      this.sse?.send(replyError(c.id, CODE.invalidParams, `Task ${this.#taskId} expired before it ended`));
+    else if (isTerminal(r.state)) {
+      // The store closing now (shutdown) leaves the answer to the resumed stream.
+      const answer = await finalAnswer(c, r).catch(() => undefined);
+      if (answer) this.sse?.send(answer, eventId(this.#followed, 'end'));
+    }
+  }
 }
 
 /** A call held as long as it may be: the task goes on; say how to follow it. */

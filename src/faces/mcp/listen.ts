@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { isEngineError } from '../../engine/errors.js';
 import type { TaskEvent } from '../../engine/events.js';
-import { SseWriter } from '../http/sse.js';
+import type { StreamItem } from '../../engine/streams.js';
+import type { StreamHandle, StreamSink } from '../../engine/subscription.js';
+import type { TaskRecord } from '../../engine/task.js';
+import { HeldStream } from '../http/held-stream.js';
+import type { SseWriter } from '../http/sse.js';
 import { type Answer, type Call, STREAMED } from './call.js';
 import { acceptsStream } from './follow.js';
 import { pendingInput } from './input-request.js';
@@ -70,42 +74,18 @@ export async function listen(c: Call): Promise<Answer> {
       400,
     );
   }
-  const gone = new AbortController();
-  c.res.once('close', () => gone.abort());
   // Past MAX_STREAMS: refused (-32600) before the stream opens, in a JSON answer.
   const slot = c.o.engine.reserveStream(c.owner);
+  let own: number[];
   try {
-    const own = await ownTasks(c, taskIds);
-    const at: Positions = resumed ?? taskIds.map(() => undefined);
-    const sse = new SseWriter(c.res, c.o.keepAliveMs);
-    const eventId = () => listenEventId(taskIds, at);
-    const subscription = { [SUBSCRIPTION_ID]: c.id };
-    // "MUST be the first message the server sends carrying the subscription's ID".
-    sse.send(
-      {
-        jsonrpc: '2.0',
-        method: 'notifications/subscriptions/acknowledged',
-        params: {
-          _meta: subscription,
-          notifications: notifications.taskIds ? { taskIds: own.map((i) => taskIds[i]) } : {},
-        },
-      },
-      eventId(),
-    );
-    const signal = AbortSignal.any([gone.signal, c.o.shutdown]);
-    await Promise.all(own.map((i) => followTask(c, sse, i, { taskIds, at, eventId, signal })));
-    // Every task has ended, or the server shuts down: the subscription ends gracefully, as the
-    // spec says a server that ends one should (a client may listen again, here or elsewhere).
-    sse.send({
-      jsonrpc: '2.0',
-      id: c.id,
-      result: { resultType: 'complete', _meta: { ...resultMeta(c.o.version()), ...subscription } },
-    });
-    sse.end();
-    return STREAMED;
-  } finally {
+    own = await ownTasks(c, taskIds);
+  } catch (err) {
     slot();
+    throw err;
   }
+  const at: Positions = resumed ?? taskIds.map(() => undefined);
+  new Listen(c, taskIds, at, slot).start(own, notifications.taskIds !== undefined);
+  return STREAMED;
 }
 
 const changesStatus = (e: TaskEvent): boolean =>
@@ -127,56 +107,157 @@ async function ownTasks(c: Call, taskIds: string[]): Promise<number[]> {
   return taskIds.flatMap((_, i) => (found[i] ? [i] : []));
 }
 
-interface Listening {
-  taskIds: string[];
-  /** Per task, the log position whose state the client has (advanced as events are taken), and its digest. */
-  at: Positions;
-  eventId: () => string;
-  signal: AbortSignal;
-}
-
 /**
- * One task of a listen, from its log (the engine's stream, which wakes on the store's
- * notifications, so a change made by any instance is heard): a notification each time what the
- * client sees changes (status, message, the open question), the last one at the task's end.
- * Progress alone is not a status change: the spec keeps `notifications/progress` off these
- * streams, and the task's `_meta` shows it on the next notification or `tasks/get`.
+ * One listen's stream: the acknowledgement, then each followed task's notifications from its own
+ * subscription (the engine's, which wakes on the store's notifications, so a change made by any
+ * instance is heard), and the listen's result once every task has ended or the server stops.
+ * Where the client stands (each task's position and what it was shown) is the event id's.
  */
-async function followTask(c: Call, sse: SseWriter, i: number, l: Listening): Promise<void> {
-  const taskId = l.taskIds[i] as string;
-  try {
-    for await (const item of c.o.engine.stream(c.owner, taskId, {
-      until: 'terminal',
-      afterSeq: l.at[i]?.seq,
-      signal: l.signal,
-      // The listen holds one slot for all its tasks.
-      slot: () => {},
-    })) {
-      const seq = item.kind === 'task' ? item.seq : item.entry.seq;
-      const shown = l.at[i]?.shown ?? '';
-      // Only a status, or a progress message (shown as statusMessage), changes what is shown.
-      if (item.kind === 'event' && !changesStatus(item.entry.event)) {
-        l.at[i] = { seq, shown };
-        continue;
-      }
-      const r = item.kind === 'task' ? item.view.record : await c.o.engine.record(c.owner, taskId);
-      const task = extensionTask(r);
-      const now = shownDigest(JSON.stringify([task.status, task.statusMessage, pendingInput(r)?.key]));
-      if (now === shown) {
-        l.at[i] = { seq, shown };
-        continue;
-      }
-      const detailed = await detailedTask(c, r);
-      const meta = { ...(detailed._meta as object | undefined), [SUBSCRIPTION_ID]: c.id };
-      l.at[i] = { seq, shown: now };
-      sse.send(
-        { jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: meta } },
-        l.eventId(),
-      );
-      await sse.drained();
+class Listen extends HeldStream<Call['res']> {
+  readonly #c: Call;
+  readonly #taskIds: string[];
+  /** Per task, the log position whose state the client has (advanced as events are taken), and its digest. */
+  readonly #at: Positions;
+  readonly #slot: () => void;
+  #tasks: ListenedTask[] = [];
+  #following = 0;
+
+  constructor(c: Call, taskIds: string[], at: Positions, slot: () => void) {
+    super(c.res, c.o.keepAliveMs, c.o.shutdown);
+    this.#c = c;
+    this.#taskIds = taskIds;
+    this.#at = at;
+    this.#slot = slot;
+  }
+
+  /** Opens with the acknowledgement naming the tasks followed (the positions `own` names in taskIds). */
+  start(own: number[], askedForTasks: boolean): void {
+    const sse = this.openSse();
+    // "MUST be the first message the server sends carrying the subscription's ID".
+    sse.send(
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: {
+          _meta: this.#subscription(),
+          notifications: askedForTasks ? { taskIds: own.map((i) => this.#taskIds[i]) } : {},
+        },
+      },
+      this.#eventId(),
+    );
+    // The client left already: released with the stream.
+    if (sse.closed) return;
+    this.#following = own.length;
+    this.#tasks = own.map(
+      (i) => new ListenedTask(this, this.#c, this.#taskIds[i] as string, i, this.#at[i]?.seq),
+    );
+    this.hold();
+    if (own.length === 0) this.stop();
+  }
+
+  /** A task of the listen has nothing more to say (it ended, expired, or the store closed at shutdown). */
+  ended(): void {
+    if (--this.#following === 0) this.stop();
+  }
+
+  /**
+   * A notification each time what the client sees of task `i` changes (status, message, the open
+   * question), the last one at the task's end. Progress alone is not a status change: the spec
+   * keeps `notifications/progress` off these streams, and the task's `_meta` shows it on the next
+   * notification or `tasks/get`.
+   */
+  item(i: number, taskId: string, item: StreamItem): undefined | Promise<unknown> {
+    const seq = item.kind === 'task' ? item.seq : item.entry.seq;
+    const shown = this.#at[i]?.shown ?? '';
+    // Only a status, or a progress message (shown as statusMessage), changes what is shown.
+    if (item.kind === 'event' && !changesStatus(item.entry.event)) {
+      this.#at[i] = { seq, shown };
+      return undefined;
     }
-  } catch {
-    // The task expired mid-stream, or the store closed at shutdown: this task has nothing more to
-    // say; the others go on (as a held tools/call's stream ends with what stands, see follow.ts).
+    const c = this.#c;
+    const record =
+      item.kind === 'task' ? Promise.resolve(item.view.record) : c.o.engine.record(c.owner, taskId);
+    return this.writing(record.then((r) => this.#show(i, r, seq, shown)));
+  }
+
+  async #show(i: number, r: TaskRecord, seq: number, shown: string): Promise<void> {
+    const task = extensionTask(r);
+    const now = shownDigest(JSON.stringify([task.status, task.statusMessage, pendingInput(r)?.key]));
+    if (now === shown) {
+      this.#at[i] = { seq, shown };
+      return;
+    }
+    const detailed = await detailedTask(this.#c, r);
+    const meta = { ...(detailed._meta as object | undefined), ...this.#subscription() };
+    this.#at[i] = { seq, shown: now };
+    await this.send(
+      { jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: meta } },
+      this.#eventId(),
+    );
+  }
+
+  protected release(): void {
+    for (const task of this.#tasks) task.close();
+    this.#slot();
+  }
+
+  /**
+   * Every task has ended, or the server shuts down: the subscription ends gracefully, as the spec
+   * says a server that ends one should (a client may listen again, here or elsewhere).
+   */
+  protected override finish(): void {
+    const sse = this.sse as SseWriter;
+    sse.send({
+      jsonrpc: '2.0',
+      id: this.#c.id,
+      result: {
+        resultType: 'complete',
+        _meta: { ...resultMeta(this.#c.o.version()), ...this.#subscription() },
+      },
+    });
+    sse.end();
+  }
+
+  #eventId(): string {
+    return listenEventId(this.#taskIds, this.#at);
+  }
+
+  #subscription() {
+    return { [SUBSCRIPTION_ID]: this.#c.id };
   }
 }
+
+/** One task of a listen: the sink of its subscription, which hands what it hears to the listen. */
+class ListenedTask implements StreamSink {
+  readonly #listen: Listen;
+  readonly #taskId: string;
+  readonly #i: number;
+  readonly #handle: StreamHandle;
+
+  constructor(listen: Listen, c: Call, taskId: string, i: number, afterSeq: number | undefined) {
+    this.#listen = listen;
+    this.#taskId = taskId;
+    this.#i = i;
+    // The listen holds one slot for all its tasks.
+    this.#handle = c.o.engine.subscribe(c.owner, taskId, { until: 'terminal', afterSeq, slot: noSlot }, this);
+  }
+
+  item(item: StreamItem): undefined | Promise<unknown> {
+    return this.#listen.item(this.#i, this.#taskId, item);
+  }
+
+  /**
+   * The task ended; or it expired mid-stream, or the store closed at shutdown: this task has
+   * nothing more to say; the others go on (as a held tools/call's stream ends with what stands,
+   * see follow.ts).
+   */
+  end(): void {
+    this.#listen.ended();
+  }
+
+  close(): void {
+    this.#handle.close();
+  }
+}
+
+const noSlot = (): void => {};
