@@ -268,7 +268,7 @@ describe('SSE streams', () => {
 
   it('SubscribeToTask served from the engine writes what the SDK transport writes for the same task', async () => {
     // A call naming a tenant takes the SDK's transport and our request handler; a plain one is
-    // served straight from the engine's stream (jsonrpc-subscribe.ts). Both must say the same.
+    // served straight from the engine's stream (stream-subscriber.ts). Both must say the same.
     const task = await startTask(agent, slowExport(6));
     const direct = await rpcStream(agent, 'SubscribeToTask', { id: task.id }, { ...V1, id: 'direct-7' });
     const viaSdk = await rpcStream(

@@ -79,7 +79,7 @@ export function mounts(
     {
       method: 'use',
       path: FACE_PATHS.a2aRest,
-      serve: restRouter({ handler, admit, logger, ...bodyAndStreams }),
+      serve: restRouter({ handler, engine, admit, logger, ...bodyAndStreams }),
     },
     // The approvals inbox: a page for people, answering through the same engine and credentials.
     {

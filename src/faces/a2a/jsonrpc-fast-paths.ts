@@ -8,11 +8,11 @@ import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { errorMappers, type JsonRpcError, type JsonRpcId } from './jsonrpc-refusals.js';
 import { type JsonRpcResponse, ownWords, sendJson, sendText } from './jsonrpc-reply.js';
-import { type SubscribeOptions, serveSubscribe, subscribeTarget } from './jsonrpc-subscribe.js';
+import { type StreamFace, serveStream } from './stream-subscriber.js';
 
 /**
  * The two hot paths the SDK's transport is not asked to serve: polls (a v1.0 GetTask, from
- * {@link TaskCache}) and v1.0 SubscribeToTask (jsonrpc-subscribe.ts). Each answers what it can and
+ * {@link TaskCache}) and v1.0 SubscribeToTask (stream-subscriber.ts). Each answers what it can and
  * leaves anything else to the SDK's path, which words its errors.
  */
 
@@ -76,8 +76,8 @@ function plainGetTask(params: unknown): PlainGetTask | undefined {
 const lengthOk = (h: unknown): boolean =>
   h === undefined || h === null || (Number.isInteger(h) && (h as number) >= 0);
 
-/** What v1.0 SubscribeToTask is served with: its failures said in our words, as the SDK's path says them. */
-export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
+/** What v1.0 SubscribeToTask is served with: its events in JSON-RPC responses, its failures in our words, as the SDK's path says them. */
+export function subscriptionsOf(o: JsonRpcOptions): StreamFace {
   // An engine failure in our words, as the request handler's streams say it (errors are logged there).
   const subscribeError = (err: unknown): JsonRpcError => {
     const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
@@ -95,8 +95,9 @@ export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
     engine: o.engine,
     keepAliveMs: o.keepAliveMs,
     open: openUntil(o.shutdown),
+    frame: (json, id) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`,
     refuse: (res, id, err) => sendJson(res, 200, failure(id, err)),
-    failure,
+    failure: (id, err) => ({ json: JSON.stringify(failure(id, err)) }),
   };
 }
 
@@ -106,7 +107,7 @@ export function subscriptionsOf(o: JsonRpcOptions): SubscribeOptions {
  * method, or params the SDK's path words the error of.
  */
 export function serveSubscription(
-  subscriptions: SubscribeOptions,
+  subscriptions: StreamFace,
   req: IncomingMessage,
   res: ServerResponse,
   request: JsonRpcRequest,
@@ -115,6 +116,14 @@ export function serveSubscription(
   const taskId = subscribeTarget(request.params);
   if (taskId === undefined) return false;
   const lastEventId = parseLastEventId(req.headers['last-event-id']);
-  serveSubscribe(subscriptions, res, ownerKey(request.principal), request.id, taskId, lastEventId);
+  serveStream(subscriptions, res, ownerKey(request.principal), taskId, lastEventId, request.id);
   return true;
+}
+
+/** The task id of a v1.0 SubscribeToTask this path serves: a plain id, no tenant (else the SDK's path). */
+function subscribeTarget(params: unknown): string | undefined {
+  const p = params as { id?: unknown; tenant?: unknown };
+  if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim() || p.tenant)
+    return undefined;
+  return p.id;
 }

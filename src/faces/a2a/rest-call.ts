@@ -13,6 +13,7 @@ import type { RestOptions } from './rest-options.js';
 import { noSuchEndpoint, refuse } from './rest-refusals.js';
 import { withHold, withOwnWords, withRetryAfter, withSseIds } from './rest-response.js';
 import { isLegacy, isLegacyRoute, restMethodOf, SEND } from './rest-routes.js';
+import { restStreams, restSubscribeTarget, serveRestSubscribe } from './rest-subscribe.js';
 import { requestedVersion, versionNotSupported } from './version.js';
 
 /** The call state of each request, by its headers: the SDK builds its call context from those. */
@@ -20,14 +21,22 @@ export type CallStates = WeakMap<IncomingHttpHeaders, CallState>;
 
 /**
  * Every REST request, before the SDK's router: admitted, its call state made (and kept in
- * `states`), what the SDK writes completed (rest-response.ts), its body read and checked.
+ * `states`), what the SDK writes completed (rest-response.ts), its body read and checked. A v1.0
+ * subscription is served here, from the engine (rest-subscribe.ts), once its body is read: it
+ * holds no call state for its lifetime.
  */
-export const restCall =
-  (o: RestOptions, states: CallStates) =>
-  async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export const restCall = (o: RestOptions, states: CallStates) => {
+  const streams = restStreams(o);
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const legacy = isLegacy(req);
     const principal = await admitted(o, req, res, legacy);
     if (!principal) return;
+    const subscribeTo = restSubscribeTarget(req, legacy);
+    if (subscribeTo !== undefined) {
+      // Its body is read (within the limits) and dropped: the SDK's route reads none of it.
+      if (await readBody(o, req, res, legacy)) serveRestSubscribe(streams, req, res, principal, subscribeTo);
+      return;
+    }
     const state = newCallState(req, res, {
       principal,
       transport: 'rest',
@@ -42,6 +51,7 @@ export const restCall =
     if (req.method === 'POST' && SEND.test(req.path)) withHold(res, state, o.keepAliveMs, legacy ? 201 : 200);
     if (await checkedBody(o, req, res, state, legacy)) next();
   };
+};
 
 /** The caller, admitted for a route of the version it asked for; or undefined once `res` has the refusal. */
 async function admitted(o: RestOptions, req: Request, res: Response, legacy: boolean) {
@@ -83,8 +93,21 @@ async function checkedBody(
   state: CallState,
   legacy: boolean,
 ): Promise<boolean> {
+  if (!(await readBody(o, req, res, legacy))) return false;
+  const problem = bodyFieldsProblem(req, legacy) ?? takeGeneration(req, state);
+  if (problem !== undefined) {
+    refuse(res, legacy, 400, `Invalid params: ${problem}`);
+    return false;
+  }
+  state.pollWaitMs = pollWaitMs(req.headers.prefer);
+  return true;
+}
+
+/** The body read within the limits and set on `req`: true, or false once `res` has the refusal. */
+async function readBody(o: RestOptions, req: Request, res: Response, legacy: boolean): Promise<boolean> {
   try {
     req.body = await restBody(req, o);
+    return true;
   } catch (err) {
     if (!(err instanceof BodyRefused)) throw err;
     // A body not read to its end (too large, compressed) leaves the connection in no known state.
@@ -93,13 +116,6 @@ async function checkedBody(
     refuse(res, legacy, err.status, err.message);
     return false;
   }
-  const problem = bodyFieldsProblem(req, legacy) ?? takeGeneration(req, state);
-  if (problem !== undefined) {
-    refuse(res, legacy, 400, `Invalid params: ${problem}`);
-    return false;
-  }
-  state.pollWaitMs = pollWaitMs(req.headers.prefer);
-  return true;
 }
 
 /** What is wrong with a POST's fields (a v0.3 push config rewritten to v1.0's first), or undefined. */

@@ -8,71 +8,71 @@ import type { OpenSubscriptions } from '../http/open-subscriptions.js';
 import { SseWriter, untilDrained } from '../http/sse.js';
 import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
-/** What the v1.0 SubscribeToTask path needs from the JSON-RPC endpoint. */
-export interface SubscribeOptions {
+/** A JSON-RPC request's id (a REST stream has none: null). */
+export type RequestId = string | number | null;
+
+/**
+ * How one face writes a v1.0 task stream (JSON-RPC SubscribeToTask, REST `GET /tasks/{id}:subscribe`):
+ * one object per face, shared by all its streams. The events' JSON is the same on every face (made
+ * once per event, see eventJson); the face puts it in its envelope and words its errors.
+ */
+export interface StreamFace {
   engine: Engine;
   keepAliveMs: number;
-  /** Answers a stream that failed before it started: the error as a plain JSON-RPC response. */
-  refuse(res: ServerResponse, requestId: RequestId, err: unknown): void;
-  /** A failure once the stream has started: its error event (a JSON-RPC response). */
-  failure(requestId: RequestId, err: unknown): unknown;
   /** Streams that are open now, ended at shutdown. */
   open: OpenSubscriptions;
-}
-
-type RequestId = string | number | null;
-
-/** The task id of a v1.0 SubscribeToTask this path serves: a plain id, no tenant (else the SDK's path). */
-export function subscribeTarget(params: unknown): string | undefined {
-  const p = params as { id?: unknown; tenant?: unknown };
-  if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim() || p.tenant)
-    return undefined;
-  return p.id;
+  /** An event's SSE data around its StreamResponse JSON: JSON-RPC's response envelope, REST's none. */
+  frame(json: string, requestId: RequestId): string;
+  /** Answers a stream that failed before it started: the face's plain error answer. */
+  refuse(res: ServerResponse, requestId: RequestId, err: unknown): void;
+  /** A failure once the stream has started: its error event's data (JSON) and SSE event type. */
+  failure(requestId: RequestId, err: unknown): { json: string; event?: string };
 }
 
 /**
- * v1.0 SubscribeToTask over JSON-RPC, served straight from the engine's subscription: the same
- * events, ids and errors as the SDK's transport over our request handler, without its async
- * generators, call context and request body held for the stream's lifetime. Each event's JSON is
- * made once for all its subscribers, its event id in its metadata too (wire.ts, withEventId).
+ * A task's stream served straight from the engine's subscription, not through the SDK's transports
+ * over our request handler: the same events, ids and errors, without async generators, a call
+ * context and the request's state held for the stream's lifetime. With `lastEventId`, a resume:
+ * what followed that event, no snapshot, and a task already ended is no refusal.
  */
-export function serveSubscribe(
-  o: SubscribeOptions,
+export function serveStream(
+  face: StreamFace,
   res: ServerResponse,
   owner: string,
-  requestId: RequestId,
   taskId: string,
   lastEventId: number | undefined,
+  requestId: RequestId = null,
 ): void {
-  new Subscriber(o, res, requestId).start(owner, taskId, lastEventId);
+  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId);
 }
 
 /**
  * One stream, the sink of its engine subscription: each event is one write of its frame. A stream
- * that fails before it opens (an unknown or terminal task) is answered as a plain JSON-RPC error; a
- * resume opens as soon as its task is found (it has nothing to send until the next event).
+ * that fails before it opens (an unknown or terminal task, MAX_STREAMS) is answered as the face's
+ * plain error; a resume opens as soon as its task is found (it has nothing to send until the next
+ * event).
  */
 class Subscriber implements StreamSink {
-  readonly #o: SubscribeOptions;
+  readonly #face: StreamFace;
   readonly #res: ServerResponse;
   readonly #requestId: RequestId;
   #sse: SseWriter | undefined;
   #handle: StreamHandle | undefined;
 
-  constructor(o: SubscribeOptions, res: ServerResponse, requestId: RequestId) {
-    this.#o = o;
+  constructor(face: StreamFace, res: ServerResponse, requestId: RequestId) {
+    this.#face = face;
     this.#res = res;
     this.#requestId = requestId;
   }
 
   start(owner: string, taskId: string, lastEventId: number | undefined): void {
     const requireActive = lastEventId === undefined;
-    this.#handle = this.#o.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
-    this.#o.open.add(this);
+    this.#handle = this.#face.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
+    this.#face.open.add(this);
   }
 
   open(): void {
-    this.#sse = new SseWriter(this.#res, this.#o.keepAliveMs, { onClose: () => this.close() });
+    this.#sse = new SseWriter(this.#res, this.#face.keepAliveMs, { onClose: () => this.close() });
   }
 
   item(item: StreamItem): undefined | Promise<unknown> {
@@ -81,7 +81,7 @@ class Subscriber implements StreamSink {
       return this.#write(JSON.stringify(SdkStreamCodec.toJSON(task)), item.seq, false);
     }
     const { entry } = item;
-    const json = eventJson(this.#o.engine, entry, item.contextId);
+    const json = eventJson(this.#face.engine, entry, item.contextId);
     // The engine's stream ends after this event: the response ends with it.
     const last = entry.event.kind === 'status' && settled(entry.event.state);
     if (typeof json === 'object' && json !== null) return json.then((j) => this.#write(j, entry.seq, last));
@@ -89,18 +89,21 @@ class Subscriber implements StreamSink {
   }
 
   end(err?: unknown): void {
-    this.#o.open.delete(this);
+    this.#face.open.delete(this);
     if (this.#sse === undefined) {
-      this.#o.refuse(this.#res, this.#requestId, err);
+      this.#face.refuse(this.#res, this.#requestId, err);
       return;
     }
-    if (err !== undefined) this.#sse.send(this.#o.failure(this.#requestId, err));
+    if (err !== undefined) {
+      const failure = this.#face.failure(this.#requestId, err);
+      this.#sse.sendText(failure.json, undefined, failure.event);
+    }
     this.#sse.end();
   }
 
   /** The client left, or the server stops: an unopened stream opens to end at once. */
   close(): void {
-    this.#o.open.delete(this);
+    this.#face.open.delete(this);
     this.#handle?.close();
     if (this.#sse === undefined) this.open();
     this.#sse?.end();
@@ -109,7 +112,7 @@ class Subscriber implements StreamSink {
   #write(json: string | null, seq: number, last: boolean): undefined | Promise<unknown> {
     const sse = this.#sse as SseWriter;
     if (json === null) return undefined;
-    const frame = `{"jsonrpc":"2.0","id":${JSON.stringify(this.#requestId)},"result":${json}}`;
+    const frame = this.#face.frame(json, this.#requestId);
     if (last) sse.endWith(frame, seq);
     else if (!sse.sendText(frame, seq)) this.close();
     // A client that does not read holds its stream here (the store keeps the rest), not in memory.
@@ -120,8 +123,10 @@ class Subscriber implements StreamSink {
 
 /**
  * Every subscriber of a task receives the same log entry objects from the event hub: their JSON is
- * made once, not once per subscriber (a transition watched by thousands of streams); a promise
- * while an artifact chunk stored out of the log is read back. Null: an entry streams do not show.
+ * made once, not once per subscriber (a transition watched by thousands of streams), whatever face
+ * each subscriber is on; a promise while an artifact chunk stored out of the log is read back.
+ * Each event carries its id in its metadata too (wire.ts, withEventId). Null: an entry streams do
+ * not show.
  */
 const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
 function eventJson(
