@@ -2,6 +2,7 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { NewTask } from '../../../src/engine/store-port.js';
 import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { prepareStatements } from '../../../src/store/sqlite/statements.js';
@@ -11,6 +12,22 @@ import { storeContract } from '../contract.js';
 const dirs = tempDirs();
 
 const freshPath = () => join(dirs.make(), 'tasks.db');
+
+/** A task of alice's made at `now`, an hour-long handle's fields, overridden as given. */
+const taskAt = (id: string, now: number, overrides: Partial<NewTask> = {}): NewTask => ({
+  id,
+  contextId: 'ctx',
+  owner: 'alice',
+  skill: 'echo',
+  input: {},
+  createdAt: now,
+  expiresAt: now + 60_000,
+  ttlMs: 60_000,
+  pollIntervalMs: 1000,
+  messageId: `m-${id}`,
+  events: [],
+  ...overrides,
+});
 
 storeContract('sqlite (temp file)', async () => new SqliteStore({ path: freshPath() }));
 storeContract('sqlite (:memory:)', async () => new SqliteStore({ path: ':memory:' }));
@@ -145,19 +162,9 @@ describe('SqliteStore specifics', () => {
     const store = openStore(path);
     const now = Date.now();
     for (let i = 0; i < 20; i++) {
-      await store.createTask({
-        id: `cp-${i}`,
-        contextId: 'ctx',
-        owner: 'alice',
-        skill: 'echo',
-        input: { i },
-        createdAt: now,
-        expiresAt: now + 60_000,
-        ttlMs: 60_000,
-        pollIntervalMs: 1000,
-        messageId: `m-${i}`,
-        events: [{ kind: 'status', state: 'submitted' }],
-      });
+      await store.createTask(
+        taskAt(`cp-${i}`, now, { input: { i }, events: [{ kind: 'status', state: 'submitted' }] }),
+      );
     }
     // Far below SQLite's own threshold (1,000 pages): only the checkpoint worker copies them. The
     // database file alone (its WAL left behind) then holds every task.
@@ -235,19 +242,7 @@ describe('SqliteStore specifics', () => {
     const store = openStore(path);
     const now = Date.now();
     for (let i = 0; i < 50; i++) {
-      await store.createTask({
-        id: `t-${i}`,
-        contextId: 'ctx',
-        owner: 'alice',
-        skill: 'echo',
-        input: {},
-        createdAt: now,
-        expiresAt: now + 60_000,
-        ttlMs: 60_000,
-        pollIntervalMs: 1000,
-        messageId: `m-${i}`,
-        events: [],
-      });
+      await store.createTask(taskAt(`t-${i}`, now));
       const [claimed] = await store.claim('w', now, 60_000, 1);
       await store.write({
         taskId: `t-${i}`,
@@ -270,19 +265,7 @@ describe('SqliteStore specifics', () => {
     const path = freshPath();
     const store = openStore(path);
     const now = Date.now();
-    await store.createTask({
-      id: 'task-1',
-      contextId: 'ctx',
-      owner: 'alice',
-      skill: 'echo',
-      input: {},
-      createdAt: now,
-      expiresAt: now + 60_000,
-      ttlMs: 60_000,
-      pollIntervalMs: 1000,
-      messageId: 'm-1',
-      events: [],
-    });
+    await store.createTask(taskAt('task-1', now, { messageId: 'm-1' }));
     await expect(
       store.write({
         taskId: 'task-1',
