@@ -165,8 +165,14 @@ describe('the operator console (HTTP): operators see and act on every principalâ
   it('cancels any principalâ€™s task, audited with the operator and the owner', async () => {
     const task = await sleeper('alice');
     await agent.as('alice').waitForState(task.id, 'TASK_STATE_WORKING');
-    const wrongType = await consoleApi('root', `/tasks/${task.id}/cancel`, { method: 'POST' });
+    const wrongType = await consoleApi('root', `/tasks/${task.id}/cancel`, { method: 'POST', body: '{}' });
     expect(wrongType.status).toBe(415);
+    expect(((await wrongType.json()) as Json).detail).toBe(
+      'The request has Content-Type "text/plain;charset=UTF-8"; send its JSON body with Content-Type: application/json',
+    );
+    const untyped = await consoleApi('root', `/tasks/${task.id}/cancel`, { method: 'POST' });
+    expect(untyped.status).toBe(415);
+    expect(((await untyped.json()) as Json).detail).toContain('has no Content-Type');
     const res = await post('root', `/tasks/${task.id}/cancel`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as Json).state).toBe('canceled');

@@ -107,6 +107,30 @@ describe('the approvals inbox (HTTP): each approver sees and answers only what w
     expect(final.status.message.parts[0].text).toBe('Rejected by acme/carol: not today');
   });
 
+  it("an answer without a JSON Content-Type is a 415 as a console action is (one without any was taken: another site's page could send it)", async () => {
+    const id = await approval('Rotate the keys', 'acme/bob');
+    const body = JSON.stringify({ decision: 'approve' });
+    // A typeless Blob, a Uint8Array: what a page of another site sends with no Content-Type, unasked.
+    for (const [sent, init] of [
+      ['no Content-Type', { body: new TextEncoder().encode(body) }],
+      ['Content-Type "text/plain;charset=UTF-8"', { body }],
+      [
+        'Content-Type "application/x-www-form-urlencoded;charset=UTF-8"',
+        { body: new URLSearchParams({ decision: 'approve' }) },
+      ],
+    ] as const) {
+      const res = await inbox('bob', `/api/tasks/${id}/answer`, { method: 'POST', ...init });
+      expect(res.status, sent).toBe(415);
+      expect(res.headers.get('content-type'), sent).toMatch(/application\/problem\+json/);
+      expect(((await res.json()) as Json).detail, sent).toBe(
+        `The request has ${sent}; send its JSON body with Content-Type: application/json`,
+      );
+    }
+    expect((await waiting('bob')).tasks.map((t: Json) => t.id)).toEqual([id]);
+    expect((await answer('bob', id, { decision: 'approve' })).status).toBe(200);
+    await agent.waitForState(id, 'TASK_STATE_COMPLETED');
+  });
+
   it('tells a watching approver when a task starts waiting for them, and not for others', async () => {
     const bobStream = await openSse(`${agent.url}/inbox/api/events`, {
       headers: agent.as('bob').credentials,

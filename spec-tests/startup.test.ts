@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -170,6 +170,19 @@ function listeningLineIn(cwd: string, args: string[]): Promise<Record<string, un
 }
 
 describe('while it starts', () => {
+  it('validates the settings once (serve checked them, then createServer again)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskhandle-checks-'));
+    const file = join(dir, 'checks');
+    const hook = fileURLToPath(new URL('./fixtures/count-settings-checks.mjs', import.meta.url));
+    try {
+      const agent = await launch({ env: { NODE_OPTIONS: `--import=${hook}`, SETTINGS_CHECKS_FILE: file } });
+      expect(await agent.stop()).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe('1');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers a request that comes before its card is made 503 with Retry-After, never 500', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'taskhandle-early-'));
     const port = await freePort();

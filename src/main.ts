@@ -64,6 +64,8 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (command.skills) env.SKILLS = command.skills.join(',');
   const skills = command.conformance ? [await conformanceSetup(env)] : [];
+  // The one validation of the settings: the server starts on this config (startServer), which
+  // createServer({ env }) would validate again.
   const config = loadConfig(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'taskhandle' } });
   // From here on, every line the process writes is one pino record (see logging/route.ts).
@@ -76,8 +78,8 @@ async function main(): Promise<void> {
   // Before the first span: the SDK (only when OTEL_* variables ask for it) must be registered first.
   const tracing = await startTracing(process.env, logger);
   // Loaded here, not at the top: the client commands (every CLI call) never pay for the server's graph.
-  const { createServer } = await import('./server/create.js');
-  const starting = createServer({ env, skills, logger });
+  const { startServer } = await import('./server/create.js');
+  const starting = startServer(config, { skills, logger });
   // Listened for before the server starts: a signal right after the `listening` line (or during the
   // start) still stops it in order, rather than killing it with the store open.
   const shutdown = (signal: string) => {

@@ -75,8 +75,8 @@ const KEYS_RELOAD_MS = 10_000;
 
 /**
  * Starts taskhandle: the store, the engine and its runner, every face, webhook delivery, the agent
- * card. What `taskhandle serve` runs. A bad option or setting rejects with a ConfigError naming it,
- * before anything is opened.
+ * card. What `taskhandle serve` runs (as {@link startServer}, on the settings it validated). A bad
+ * option or setting rejects with a ConfigError naming it, before anything is opened.
  *
  * @example
  * const server = await createServer({ skills: [report], builtinSkills: false, port: 0 });
@@ -85,9 +85,25 @@ const KEYS_RELOAD_MS = 10_000;
  */
 export async function createServer(options: ServerOptions = {}): Promise<TaskServer> {
   installZodWords();
-  const { skills: given = [], listen = true, env = process.env, logger: userLogger, ...settings } = options;
+  const { skills = [], listen = true, env = process.env, logger, ...settings } = options;
   const fromOptions = settingsOfOptions(settings);
   const config = loadConfig({ ...env, ...fromOptions.env }, fromOptions.given);
+  return startServer(config, { skills, listen, logger });
+}
+
+/**
+ * {@link createServer} on settings already validated: what `taskhandle serve` runs, which validated
+ * them itself to make its logger first (its `LOG_LEVEL`). Not exported from the package.
+ */
+export async function startServer(
+  config: Config,
+  {
+    skills: given = [],
+    listen = true,
+    logger: userLogger,
+  }: Pick<ServerOptions, 'skills' | 'listen' | 'logger'>,
+): Promise<TaskServer> {
+  installZodWords();
   if (!listen && config.PUBLIC_URL === undefined)
     throw new ConfigError(
       'createServer({ listen: false }): set publicUrl to the URL callers reach your app at ' +

@@ -1,22 +1,18 @@
-import { isJsonContentType, readJson } from '../http/body.js';
+import { preflightedJsonBody } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import { grantOf } from './access.js';
 import type { ConsoleOptions } from './options.js';
 
 /**
- * An operator action: its body read within the limits and not used (the path says it all), under a
- * JSON content type (the body is `{}`), which makes a browser ask first (CORS preflight) before
- * another site's page can send it: no cross-site request reaches an action.
+ * An operator action: its body (`{}`) read within the limits and not used (the path says it all),
+ * under the JSON Content-Type that keeps another site's page from sending it (preflightedJsonBody).
  */
 export const operatorAction =
   (o: ConsoleOptions, handler: Handler): Handler =>
   async (req, res) => {
-    const type = req.headers['content-type'];
-    if (type === undefined || !isJsonContentType(type))
-      throw new Refused(415, 'Send operator actions with Content-Type: application/json');
     // Read and dropped; a refused body is answered by route (bodyProblem).
-    await readJson(req, o);
+    await preflightedJsonBody(req, o);
     await handler(req, res);
   };
 

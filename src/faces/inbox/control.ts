@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Part } from '../../engine/task.js';
 import { answerTask } from '../answer.js';
-import { isJsonContentType, readJson } from '../http/body.js';
+import { preflightedJsonBody } from '../http/json-body.js';
 import { principalOf } from '../http/problem.js';
 import { type Handler, Refused } from '../http/route.js';
 import type { InboxOptions } from './options.js';
@@ -23,13 +23,12 @@ const partsOf = (answer: z.output<typeof Answer>): Part[] =>
 /**
  * `POST /api/tasks/:id/answer`: the caller's answer to a task waiting for them (its owner, or an
  * approver it names), audited; an approver learns the receipt's state and nothing else of the task.
+ * Under a JSON Content-Type, as the console's actions: no other site's page can answer for its visitor.
  */
 export const answer =
   (o: InboxOptions): Handler =>
   async (req, res) => {
-    if (!isJsonContentType(req.headers['content-type']))
-      throw new Refused(415, 'Send the answer as application/json');
-    const parsed = Answer.safeParse(await readJson(req, o));
+    const parsed = Answer.safeParse(await preflightedJsonBody(req, o));
     if (!parsed.success)
       throw new Refused(400, 'Send {"decision": "approve"|"reject", "comment"?: string} or {"text": string}');
     const id = String(req.params.id);

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { StoreChange } from '../../engine/store-port.js';
 import type { TaskState } from '../../engine/task.js';
+import { logNotices } from './notices.js';
 
 /**
  * What the statements of this adapter announce with `pg_notify(channel, notice)`: a word per field,
@@ -71,6 +72,7 @@ export class ChangeFeed {
 
   async #listen(): Promise<void> {
     const client = new pg.Client(this.#config);
+    if (this.#logger) logNotices(client, this.#logger);
     client.on('notification', (n) => {
       const change = n.payload === undefined ? undefined : parseNotice(n.payload, this.#instance);
       if (change) this.#emit(change);

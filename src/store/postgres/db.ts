@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { logNotices } from './notices.js';
 import type { Statement } from './statements.js';
 
 const PG_INT8 = 20;
@@ -43,6 +44,9 @@ export class Db {
     this.pool = new pg.Pool({ ...config, max });
     // An idle connection that breaks (server restart) is dropped by the pool; the next query opens a new one.
     this.pool.on('error', (err) => logger?.warn({ err }, 'store: an idle connection failed'));
+    // Once per connection, as it opens: a listener added at each checkout would log a notice as
+    // many times as its connection had been handed out.
+    if (logger) this.pool.on('connect', (client) => logNotices(client, logger));
   }
 
   /** Runs a named statement on any connection (a single statement is a transaction of its own). */
