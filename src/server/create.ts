@@ -115,7 +115,7 @@ export async function createServer(options: ServerOptions = {}): Promise<TaskSer
     port = listen ? await listenOn(http.server, config) : undefined;
     url = config.PUBLIC_URL ?? `http://${bracketed(config.HOST)}:${port}`;
     backend.setBaseUrl(url);
-    grpc = await startGrpcSide(config, http, backend.admit, logger);
+    grpc = await startGrpcSide(config, http, backend, logger);
     // The card's gRPC target: the public URL's host (clients dial that) and the gRPC port.
     grpcFace = grpc && { address: `${new URL(url).hostname}:${grpc.port}`, tls: grpc.tls };
     card = publishCard(
@@ -226,7 +226,7 @@ function pushDispatcher(backend: Backend, config: Config, keys: SigningKeys, log
 async function startGrpcSide(
   config: Config,
   http: HttpSide,
-  admit: Backend['admit'],
+  backend: Pick<Backend, 'admit' | 'engine'>,
   logger: Logger,
 ): Promise<GrpcSide | undefined> {
   if (config.GRPC_PORT === undefined) return undefined;
@@ -245,8 +245,9 @@ async function startGrpcSide(
   };
   return startGrpc(listen, {
     handler: http.handler,
+    engine: backend.engine,
     tasks: http.tasks,
-    admit,
+    admit: backend.admit,
     logger,
     shutdown: http.shutdown.signal,
     ...limits,

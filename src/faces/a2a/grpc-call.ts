@@ -245,7 +245,7 @@ function callSignals(call: GrpcCall, streaming: boolean): AbortSignal[] {
 const DEADLINE_MARGIN_MS = 1000;
 
 /** Resolves once the call's write buffer has room again (or the call has ended). */
-function untilDrained(call: ServerWritableStream<unknown, unknown>): Promise<void> {
+export function untilDrained(call: ServerWritableStream<unknown, unknown>): Promise<void> {
   if (!call.writableNeedDrain || call.cancelled || call.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

@@ -5,16 +5,20 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
 import { ConfigError } from '../../config/error.js';
-import { tracedService } from '../../telemetry/grpc-spans.js';
+import type { Engine } from '../../engine/engine.js';
+import { spanRecording, tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
 import { type GrpcCaller, grpcHandler } from './grpc-call.js';
 import { A2A_SERVICE, Admissions, fastGetTask } from './grpc-poll.js';
+import { fastSubscribe, streamBytes } from './grpc-subscribe.js';
 import type { TaskCache } from './task-cache.js';
 
 export interface GrpcOptions
   extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'maxJsonDepth' | 'keepAliveMs' | 'shutdown'> {
   handler: A2ARequestHandler;
+  /** The engine the streams subscribe to (grpc-subscribe.ts). */
+  engine: Engine;
   /** The request handler's task cache: plain polls are answered from it (grpc-poll.ts). */
   tasks: TaskCache;
   logger: Logger;
@@ -43,7 +47,8 @@ export interface GrpcListen {
 
 /**
  * The A2A gRPC binding (service `lf.a2a.v1.A2AService`), served by the SDK's gRPC service over the
- * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST. Callers are
+ * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST; GetTask and
+ * SubscribeToTask take shorter paths of their own (grpc-poll.ts, grpc-subscribe.ts). Callers are
  * admitted from their metadata (`authorization`, `x-api-key`) as HTTP callers are from headers; a
  * stream resumes after the event named by the `last-event-id` metadata.
  * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, tasks, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
@@ -64,9 +69,20 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
     userBuilder: admissions.userBuilder,
     contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
   });
+  const streams = {
+    engine: o.engine,
+    admissions,
+    shutdown: o.shutdown,
+    logger: o.logger,
+    traced: spanRecording,
+  };
   server.addService(
-    A2A_SERVICE,
-    tracedService({ ...service, getTask: fastGetTask(service.getTask, o.tasks, admissions) }),
+    { ...A2A_SERVICE, subscribeToTask: { ...A2A_SERVICE.subscribeToTask, responseSerialize: streamBytes } },
+    tracedService({
+      ...service,
+      getTask: fastGetTask(service.getTask, o.tasks, admissions),
+      subscribeToTask: fastSubscribe(service.subscribeToTask, streams),
+    }),
   );
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {
