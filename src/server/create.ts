@@ -223,7 +223,7 @@ function pushDispatcher(backend: Backend, config: Config, keys: SigningKeys, log
  * The A2A gRPC binding on GRPC_PORT, over the HTTP side's request handler, when it is set. Loaded only
  * then: the gRPC runtime is not free to load.
  */
-async function startGrpcSide(
+export async function startGrpcSide(
   config: Config,
   http: HttpSide,
   backend: Pick<Backend, 'admit' | 'engine'>,
@@ -246,6 +246,8 @@ async function startGrpcSide(
   return startGrpc(listen, {
     handler: http.handler,
     engine: backend.engine,
+    // The port listens now, the card (which names it) is made after: calls wait for it.
+    serving: http.published,
     tasks: http.tasks,
     admit: backend.admit,
     logger,

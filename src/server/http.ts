@@ -38,6 +38,8 @@ export interface HttpSide {
    * are made once the server's URL is known. Called again with a card signed anew (a key rotated).
    */
   publish(card: PublishedCard, keys: SigningKeys, cardKeys?: CardKeys): void;
+  /** Whether {@link publish} was called: the gRPC binding, listening before, answers UNAVAILABLE until then. */
+  published(): boolean;
   /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
   handler: A2ARequestHandler;
   /** The handler's task cache, which the gRPC binding answers plain polls from too. */
@@ -197,7 +199,8 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const stopTaking = () => {
     stopped = true;
   };
-  return { server, listener, inFlight, shutdown, publish, handler, tasks, stopTaking };
+  const published = () => card !== undefined;
+  return { server, listener, inFlight, shutdown, publish, published, handler, tasks, stopTaking };
 }
 
 /**

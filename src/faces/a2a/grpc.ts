@@ -11,6 +11,7 @@ import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
 import { type GrpcCaller, grpcHandler } from './grpc-call.js';
 import { A2A_SERVICE, Admissions, fastGetTask } from './grpc-poll.js';
+import { untilServing } from './grpc-starting.js';
 import { fastSubscribe, streamBytes } from './grpc-subscribe.js';
 import type { TaskCache } from './task-cache.js';
 
@@ -19,6 +20,8 @@ export interface GrpcOptions
   handler: A2ARequestHandler;
   /** The engine the streams subscribe to (grpc-subscribe.ts). */
   engine: Engine;
+  /** Whether the server has started (its agent card is made): until then every call is UNAVAILABLE. */
+  serving: () => boolean;
   /** The request handler's task cache: plain polls are answered from it (grpc-poll.ts). */
   tasks: TaskCache;
   logger: Logger;
@@ -78,11 +81,16 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
   };
   server.addService(
     { ...A2A_SERVICE, subscribeToTask: { ...A2A_SERVICE.subscribeToTask, responseSerialize: streamBytes } },
-    tracedService({
-      ...service,
-      getTask: fastGetTask(service.getTask, o.tasks, admissions),
-      subscribeToTask: fastSubscribe(service.subscribeToTask, streams),
-    }),
+    tracedService(
+      untilServing(
+        {
+          ...service,
+          getTask: fastGetTask(service.getTask, o.tasks, admissions),
+          subscribeToTask: fastSubscribe(service.subscribeToTask, streams),
+        },
+        o.serving,
+      ),
+    ),
   );
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {
