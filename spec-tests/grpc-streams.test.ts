@@ -25,6 +25,7 @@ interface RawClient {
     cb: (err: ServiceError | null, res: unknown) => void,
   ): void;
   subscribeToTask(req: { tenant: string; id: string }, md: Metadata): ClientReadableStream<StreamResponse>;
+  sendStreamingMessage(req: SendMessageRequest, md: Metadata): ClientReadableStream<StreamResponse>;
   close(): void;
 }
 
@@ -201,6 +202,73 @@ describe('gRPC SubscribeToTask (served from the engine subscription)', () => {
     // Far more than HTTP/2's window and the call's buffer hold: the server waited for 'drain'.
     const artifacts = events.filter((e) => e.payload?.$case === 'artifactUpdate');
     expect(artifacts.length).toBeGreaterThan(1000);
+  });
+});
+
+describe('gRPC SendStreamingMessage (the send, then the engine subscription)', () => {
+  let agent: Agent;
+  let client: RawClient;
+  const stream = (req: SendMessageRequest, who = 'alice') =>
+    ending(client.sendStreamingMessage(req, metadataOf(agent.as(who).credentials)));
+  const startSleep = () =>
+    new Promise<Task>((resolve, reject) =>
+      client.sendMessage(
+        skillRequest('sleep', { seconds: 600 }, { returnImmediately: true }),
+        metadataOf(agent.credentials),
+        (err, res) => (err ? reject(err) : resolve((res as { payload: { value: Task } }).payload.value)),
+      ),
+    );
+  beforeAll(async () => {
+    agent = await launch({
+      apiKeys: { alice: 'acme', bob: 'globex' },
+      env: { GRPC_PORT: '0', ...QUICK_STOP, MAX_STREAMS: '1' },
+    });
+    client = await rawClient(agent);
+  });
+  afterAll(async () => {
+    client?.close();
+    await agent?.stop();
+  });
+
+  it('the new task first, then each event with its id, in order, to the end', async () => {
+    const { events, code } = await stream(skillRequest('export', { rows: 3, chunkRows: 1 }));
+    expect(code).toBe(0);
+    expect(events[0]?.payload?.$case).toBe('task');
+    const ids = events.map((e) => Number(eventIdOf(e)));
+    for (let i = 1; i < ids.length; i++) expect(ids[i]).toBe((ids[i - 1] as number) + 1);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('an answer to another owner’s task: NOT_FOUND, as for a task that does not exist', async () => {
+    const running = await startSleep();
+    const theirs = await stream(skillRequest('sleep', { seconds: 1 }, {}, { taskId: running.id }), 'bob');
+    expect(theirs).toMatchObject({ events: [], code: GRPC.NOT_FOUND, reason: 'TASK_NOT_FOUND' });
+    const missing = crypto.randomUUID();
+    const nobodys = await stream(skillRequest('sleep', { seconds: 1 }, {}, { taskId: missing }), 'bob');
+    expect(theirs.details.replaceAll(running.id, '<id>')).toBe(nobodys.details.replaceAll(missing, '<id>'));
+  });
+
+  it('over MAX_STREAMS: RESOURCE_EXHAUSTED, and no task made for it', async () => {
+    const task = await startSleep();
+    const held = client.subscribeToTask({ tenant: '', id: task.id }, metadataOf(agent.credentials));
+    const heldEnded = ending(held);
+    await new Promise((resolve) => held.once('data', resolve));
+    const contextId = crypto.randomUUID();
+    const refused = await stream(skillRequest('sleep', { seconds: 1 }, {}, { contextId }));
+    expect(refused).toMatchObject({ events: [], code: GRPC.RESOURCE_EXHAUSTED });
+    expect(refused.details).toMatch(/MAX_STREAMS/);
+    const { body } = await agent.rpc('ListTasks', { contextId }, { version: '1.0' });
+    expect(body.result.tasks).toEqual([]);
+    held.cancel();
+    await heldEnded;
+  });
+
+  it('a request nesting deeper than MAX_JSON_DEPTH: INVALID_ARGUMENT', async () => {
+    let deep: Record<string, unknown> = { x: 1 };
+    for (let i = 0; i < 100; i++) deep = { a: deep };
+    const refused = await stream(skillRequest('sleep', { seconds: 1 }, {}, { metadata: deep }));
+    expect(refused).toMatchObject({ events: [], code: GRPC.INVALID_ARGUMENT });
+    expect(refused.details).toMatch(/MAX_JSON_DEPTH/);
   });
 });
 

@@ -199,7 +199,7 @@ function grpcError(err: unknown, logger: Logger): unknown {
 }
 
 /** Whether objects and arrays nest deeper than `max` levels (strings and buffers are not walked). */
-function nestsDeeper(value: unknown, max: number, depth = 1): boolean {
+export function nestsDeeper(value: unknown, max: number, depth = 1): boolean {
   if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return false;
   if (depth > max) return true;
   for (const v of Array.isArray(value) ? value : Object.values(value))

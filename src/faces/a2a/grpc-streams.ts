@@ -1,5 +1,11 @@
-import type { StreamResponse, SubscribeToTaskRequest } from '@a2a-js/sdk';
-import { A2AError } from '@a2a-js/sdk/errors';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  Extensions,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+} from '@a2a-js/sdk';
+import { A2AError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import { buildGrpcErrorMetadata, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { type handleServerStreamingCall, Metadata, type ServerWritableStream } from '@grpc/grpc-js';
@@ -9,24 +15,33 @@ import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
 import type { StreamHandle, StreamSink } from '../../engine/subscription.js';
+import type { Admission } from '../http/admission.js';
 import { openStreams } from '../http/open-streams.js';
 import { type OpenSubscriptions, openUntil } from '../http/open-subscriptions.js';
-import { parseLastEventId } from './call-state.js';
+import { newCallContext, parseLastEventId } from './call-state.js';
 import { INTERNAL_MESSAGE, toProtocolError } from './errors.js';
-import { callHeaders, LAST_EVENT_ID_KEY, untilDrained } from './grpc-call.js';
+import { callerOf, callHeaders, LAST_EVENT_ID_KEY, nestsDeeper, untilDrained } from './grpc-call.js';
 import type { Admissions } from './grpc-poll.js';
 import { GRPC_STATUS_CODE, GrpcStatusError } from './grpc-status.js';
+import type { EngineRequestHandler } from './request-handler.js';
 import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 
+/** The metadata a caller asks for A2A extensions with (A2A-Extensions, lower-cased as gRPC keys are). */
+const EXTENSIONS_KEY = 'a2a-extensions';
+
 type Subscribe = handleServerStreamingCall<SubscribeToTaskRequest, StreamResponse>;
-type Call = ServerWritableStream<SubscribeToTaskRequest, StreamResponse>;
+type Send = handleServerStreamingCall<SendMessageRequest, StreamResponse>;
+type Call = ServerWritableStream<unknown, StreamResponse>;
 
 /** What the gRPC stream paths need beside the call. */
 export interface GrpcStreamOptions {
   engine: Engine;
+  /** Our request handler: a streaming send is made by it before its stream (startStream). */
+  handler: EngineRequestHandler;
   admissions: Admissions;
   shutdown: AbortSignal;
   logger: Logger;
+  maxJsonDepth: number;
   /** Whether the call's span records: its handler then returns a promise settled when the stream ends. */
   traced: () => boolean;
 }
@@ -43,33 +58,60 @@ export function fastSubscribe(full: Subscribe, o: GrpcStreamOptions): Subscribe 
   const open = openUntil(o.shutdown);
   return (call) => {
     const { id, tenant } = call.request;
-    let headers: ReturnType<typeof callHeaders> | undefined;
-    try {
-      headers = callHeaders(call);
-    } catch {
-      // another version: refused on the full path
-    }
-    if (!headers || !id.trim() || tenant) return full(call);
-    const admitted = o.admissions.admit(call, headers);
-    const lastEventId = parseLastEventId(headers[LAST_EVENT_ID_KEY]);
-    const served = admitted.then(
-      (auth) => {
-        if (!auth.ok) {
-          o.admissions.handOver(call, headers, admitted);
-          return full(call);
-        }
-        const stream = new GrpcSubscriber(o, open, call);
-        stream.start(ownerKey(auth.principal), id, lastEventId);
-        return stream.ended;
-      },
-      () => {
-        o.admissions.handOver(call, headers, admitted);
-        return full(call);
-      },
-    );
-    // A promise kept for the stream's lifetime only when a span waits for its end.
-    return o.traced() ? served : undefined;
+    if (!id.trim() || tenant) return full(call);
+    return admitted(full, o, call, (_auth, owner, headers) => {
+      const stream = new GrpcSubscriber(o, open, call);
+      stream.subscribe(owner, id, parseLastEventId(headers[LAST_EVENT_ID_KEY]));
+      return stream;
+    });
   };
+}
+
+/**
+ * gRPC SendStreamingMessage the same way: the send is our request handler's (startStream, with the
+ * call context it needs for that moment only), and the task's stream the engine's subscription.
+ */
+export function fastSend(full: Send, o: GrpcStreamOptions): Send {
+  const open = openUntil(o.shutdown);
+  return (call) =>
+    admitted(full, o, call, (auth, _owner, headers) => {
+      const stream = new GrpcSubscriber(o, open, call);
+      void stream.send(call.request, headers, auth);
+      return stream;
+    });
+}
+
+/**
+ * Admits a call and serves it with `serve`; another A2A version or a refused caller goes the SDK's
+ * way (`full`), handed the admission made here. The promise it returns (settled when the stream
+ * ends) is made only for a span that waits for it.
+ */
+function admitted<Req>(
+  full: (call: ServerWritableStream<Req, StreamResponse>) => void,
+  o: GrpcStreamOptions,
+  call: ServerWritableStream<Req, StreamResponse>,
+  serve: (auth: Admission & { ok: true }, owner: string, headers: IncomingHttpHeaders) => GrpcSubscriber,
+): Promise<void> | undefined {
+  let headers: IncomingHttpHeaders;
+  try {
+    headers = callHeaders(call);
+  } catch {
+    // another version: refused on the full path
+    full(call);
+    return undefined;
+  }
+  const traced = o.traced();
+  const admission = o.admissions.admit(call, headers);
+  const fallBack = () => {
+    o.admissions.handOver(call, headers, admission);
+    full(call);
+  };
+  const served = admission.then((auth) => {
+    if (!auth.ok) return fallBack();
+    const stream = serve(auth, ownerKey(auth.principal), headers);
+    return traced ? stream.ended : undefined;
+  }, fallBack);
+  return traced ? served : undefined;
 }
 
 /**
@@ -104,16 +146,54 @@ class GrpcSubscriber implements StreamSink {
     });
   }
 
-  start(owner: string, taskId: string, lastEventId: number | undefined): void {
-    openStreams.grpc++;
-    this.#call.once('cancelled', () => this.#finish());
-    if (this.#call.cancelled) {
-      this.#finish();
-      return;
-    }
+  /** SubscribeToTask: the task's stream, or after `lastEventId` (a resume). */
+  subscribe(owner: string, taskId: string, lastEventId: number | undefined): void {
+    if (!this.#begin()) return;
     const requireActive = lastEventId === undefined;
     this.#handle = this.#o.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
-    if (!this.#done) this.#open.add(this);
+    this.#open.add(this);
+  }
+
+  /**
+   * SendStreamingMessage: the send, then the stream of its task (with the slot the send took), or
+   * its one event (a direct reply, an approver's receipt). A send refused ends the call with its error.
+   */
+  async send(request: SendMessageRequest, headers: IncomingHttpHeaders, auth: Admission): Promise<void> {
+    if (!this.#begin()) return;
+    try {
+      const { state } = callerOf(this.#call, headers, auth, this.#o.shutdown);
+      // Decoded protobuf nests as deep as the JSON of the same request (grpc-call.ts).
+      if (nestsDeeper(request, this.#o.maxJsonDepth))
+        throw new RequestMalformedError(
+          `The request nests deeper than ${this.#o.maxJsonDepth} levels (MAX_JSON_DEPTH)`,
+        );
+      const extensions = this.#call.metadata.get(EXTENSIONS_KEY).map(String).join(',');
+      const context = newCallContext(state, Extensions.parseServiceParameter(extensions));
+      const start = await this.#o.handler.startStream(request, context);
+      if (start.kind === 'once') {
+        this.#write(start.response, 0, true);
+        this.#endWith();
+        return;
+      }
+      // The client went away while the task was made: the task stays, the slot goes back.
+      if (this.#done) {
+        start.slot();
+        return;
+      }
+      const o = { afterSeq: state.lastEventId, slot: start.slot };
+      this.#handle = this.#o.engine.subscribe(state.owner, start.taskId, o, this);
+      this.#open.add(this);
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  /** Counts the stream and listens for its end; false when its client has gone already. */
+  #begin(): boolean {
+    openStreams.grpc++;
+    this.#call.once('cancelled', () => this.#finish());
+    if (this.#call.cancelled) this.#finish();
+    return !this.#done;
   }
 
   open(): void {
@@ -164,9 +244,11 @@ class GrpcSubscriber implements StreamSink {
 
   /** The error as the SDK's service answers it: its status, message and ErrorInfo. */
   #status(err: unknown): A2AError {
-    const protocol = toProtocolError(err, 'grpc', (cause) =>
-      this.#o.logger.error({ err: cause }, 'internal error'),
-    );
+    const protocol = toProtocolError(err, 'grpc', (cause) => {
+      // The request handler logged its own internal failures already (and worded them so).
+      if (!(cause instanceof Error && cause.message === INTERNAL_MESSAGE))
+        this.#o.logger.error({ err: cause }, 'internal error');
+    });
     return protocol instanceof A2AError
       ? protocol
       : new GrpcStatusError(GRPC_STATUS_CODE.INTERNAL, INTERNAL_MESSAGE);
