@@ -131,7 +131,7 @@ export async function startServer(
     port = listen ? await listenOn(http.server, config) : undefined;
     url = config.PUBLIC_URL ?? `http://${bracketed(config.HOST)}:${port}`;
     backend.setBaseUrl(url);
-    grpc = await startGrpcSide(config, http, backend.admit, logger);
+    grpc = await startGrpcSide(config, http, backend, logger);
     // The card's gRPC target: the public URL's host (clients dial that) and the gRPC port.
     grpcFace = grpc && { address: `${new URL(url).hostname}:${grpc.port}`, tls: grpc.tls };
     card = publishCard(
@@ -239,10 +239,10 @@ function pushDispatcher(backend: Backend, config: Config, keys: SigningKeys, log
  * The A2A gRPC binding on GRPC_PORT, over the HTTP side's request handler, when it is set. Loaded only
  * then: the gRPC runtime is not free to load.
  */
-async function startGrpcSide(
+export async function startGrpcSide(
   config: Config,
   http: HttpSide,
-  admit: Backend['admit'],
+  backend: Pick<Backend, 'admit' | 'engine'>,
   logger: Logger,
 ): Promise<GrpcSide | undefined> {
   if (config.GRPC_PORT === undefined) return undefined;
@@ -261,8 +261,11 @@ async function startGrpcSide(
   };
   return startGrpc(listen, {
     handler: http.handler,
+    engine: backend.engine,
+    // The port listens now, the card (which names it) is made after: calls wait for it.
+    serving: http.published,
     tasks: http.tasks,
-    admit,
+    admit: backend.admit,
     logger,
     shutdown: http.shutdown.signal,
     ...limits,

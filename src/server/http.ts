@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { AgentCard } from '@a2a-js/sdk';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
@@ -38,8 +37,10 @@ export interface HttpSide {
    * are made once the server's URL is known. Called again with a card signed anew (a key rotated).
    */
   publish(card: PublishedCard, keys: SigningKeys, cardKeys?: CardKeys): void;
+  /** Whether {@link publish} was called: the gRPC binding, listening before, answers UNAVAILABLE until then. */
+  published(): boolean;
   /** The A2A request handler the JSON-RPC and REST faces serve, for the gRPC binding to serve too. */
-  handler: A2ARequestHandler;
+  handler: EngineRequestHandler;
   /** The handler's task cache, which the gRPC binding answers plain polls from too. */
   tasks: TaskCache;
   /** From now on every request is answered 503 (the ordered stop has begun). */
@@ -197,7 +198,8 @@ export function buildHttp(backend: Backend, config: Config, logger: Logger): Htt
   const stopTaking = () => {
     stopped = true;
   };
-  return { server, listener, inFlight, shutdown, publish, handler, tasks, stopTaking };
+  const published = () => card !== undefined;
+  return { server, listener, inFlight, shutdown, publish, published, handler, tasks, stopTaking };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { inSpan, remoteContext } from './tracing.js';
 
 interface AnyCall {
@@ -58,3 +58,9 @@ function tracedHandler(handler: Handler): Handler {
     );
   };
 }
+
+/**
+ * Whether a handler runs inside a span that records: a stream's handler then returns a promise
+ * settled at the stream's end, which the span waits for (an idle stream holds none otherwise).
+ */
+export const spanRecording = (): boolean => trace.getActiveSpan()?.isRecording() === true;

@@ -199,7 +199,7 @@ function grpcError(err: unknown, logger: Logger): unknown {
 }
 
 /** Whether objects and arrays nest deeper than `max` levels (strings and buffers are not walked). */
-function nestsDeeper(value: unknown, max: number, depth = 1): boolean {
+export function nestsDeeper(value: unknown, max: number, depth = 1): boolean {
   if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return false;
   if (depth > max) return true;
   for (const v of Array.isArray(value) ? value : Object.values(value))
@@ -245,7 +245,7 @@ function callSignals(call: GrpcCall, streaming: boolean): AbortSignal[] {
 const DEADLINE_MARGIN_MS = 1000;
 
 /** Resolves once the call's write buffer has room again (or the call has ended). */
-function untilDrained(call: ServerWritableStream<unknown, unknown>): Promise<void> {
+export function untilDrained(call: ServerWritableStream<unknown, unknown>): Promise<void> {
   if (!call.writableNeedDrain || call.cancelled || call.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

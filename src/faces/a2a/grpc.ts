@@ -1,20 +1,27 @@
 import { readFileSync } from 'node:fs';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { grpcService } from '@a2a-js/sdk/server/grpc';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { isLoopback } from '../../auth/open.js';
 import { ConfigError } from '../../config/error.js';
-import { tracedService } from '../../telemetry/grpc-spans.js';
+import type { Engine } from '../../engine/engine.js';
+import { spanRecording, tracedService } from '../../telemetry/grpc-spans.js';
 import type { FaceOptions } from '../http/admission.js';
 import { newCallContext } from './call-state.js';
 import { type GrpcCaller, grpcHandler } from './grpc-call.js';
 import { A2A_SERVICE, Admissions, fastGetTask } from './grpc-poll.js';
+import { untilServing } from './grpc-starting.js';
+import { fastSend, fastSubscribe, streamBytes } from './grpc-streams.js';
+import type { EngineRequestHandler } from './request-handler.js';
 import type { TaskCache } from './task-cache.js';
 
 export interface GrpcOptions
   extends Pick<FaceOptions, 'admit' | 'maxBodyBytes' | 'maxJsonDepth' | 'keepAliveMs' | 'shutdown'> {
-  handler: A2ARequestHandler;
+  handler: EngineRequestHandler;
+  /** The engine the streams subscribe to (grpc-streams.ts). */
+  engine: Engine;
+  /** Whether the server has started (its agent card is made): until then every call is UNAVAILABLE. */
+  serving: () => boolean;
   /** The request handler's task cache: plain polls are answered from it (grpc-poll.ts). */
   tasks: TaskCache;
   logger: Logger;
@@ -43,10 +50,11 @@ export interface GrpcListen {
 
 /**
  * The A2A gRPC binding (service `lf.a2a.v1.A2AService`), served by the SDK's gRPC service over the
- * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST. Callers are
+ * same request handler as JSON-RPC and HTTP+JSON, on its own port (GRPC_PORT) on HOST; GetTask and the
+ * streams (SubscribeToTask, SendStreamingMessage) take shorter paths (grpc-poll.ts, grpc-streams.ts). Callers are
  * admitted from their metadata (`authorization`, `x-api-key`) as HTTP callers are from headers; a
  * stream resumes after the event named by the `last-event-id` metadata.
- * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, tasks, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
+ * @example const grpc = await startGrpc({ host, port: 50051, allowPlaintext: false }, { handler, engine, serving, tasks, admit, maxBodyBytes, keepAliveMs, shutdown, logger });
  */
 export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<GrpcSide> {
   const credentials = credentialsOf(listen);
@@ -64,9 +72,34 @@ export async function startGrpc(listen: GrpcListen, o: GrpcOptions): Promise<Grp
     userBuilder: admissions.userBuilder,
     contextBuilder: ({ user, extensions }) => newCallContext((user as GrpcCaller).state, extensions ?? []),
   });
+  const streams = {
+    engine: o.engine,
+    handler: o.handler,
+    admissions,
+    shutdown: o.shutdown,
+    logger: o.logger,
+    maxJsonDepth: o.maxJsonDepth,
+    traced: spanRecording,
+  };
+  // Each event's message is encoded once for all the streams that write it (grpc-streams.ts).
+  const encoded = { responseSerialize: streamBytes };
   server.addService(
-    A2A_SERVICE,
-    tracedService({ ...service, getTask: fastGetTask(service.getTask, o.tasks, admissions) }),
+    {
+      ...A2A_SERVICE,
+      subscribeToTask: { ...A2A_SERVICE.subscribeToTask, ...encoded },
+      sendStreamingMessage: { ...A2A_SERVICE.sendStreamingMessage, ...encoded },
+    },
+    tracedService(
+      untilServing(
+        {
+          ...service,
+          getTask: fastGetTask(service.getTask, o.tasks, admissions),
+          subscribeToTask: fastSubscribe(service.subscribeToTask, streams),
+          sendStreamingMessage: fastSend(service.sendStreamingMessage, streams),
+        },
+        o.serving,
+      ),
+    ),
   );
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const bound = await new Promise<number>((resolve, reject) => {

@@ -82,6 +82,11 @@ type Sent =
   | { kind: 'task'; view: TaskView; created: boolean }
   | { kind: 'answered'; receipt: AnswerReceipt };
 
+/** How a streaming send's stream begins ({@link EngineRequestHandler.startStream}). */
+export type StreamStart =
+  | { kind: 'once'; response: StreamResponse }
+  | { kind: 'task'; taskId: string; slot: () => void };
+
 /**
  * How long a blocking send waits when BLOCKING_TIMEOUT_MS is unset: 10 s under the 300 s after which
  * Node's fetch (undici's headersTimeout and bodyTimeout) gives up, on which the common JS clients
@@ -158,6 +163,20 @@ export class EngineRequestHandler implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
+    const start = await this.startStream(params, context);
+    if (start.kind === 'once') {
+      yield start.response;
+      return;
+    }
+    yield* this.#stream(context, start.taskId, false, start.slot);
+  }
+
+  /**
+   * A streaming send up to its stream, for a face that streams it itself (grpc-streams.ts) as
+   * {@link sendMessageStream} does: the one event of a direct reply or of an approver's receipt,
+   * or the caller's task to stream, with the stream's slot (MAX_STREAMS), which the stream gives back.
+   */
+  async startStream(params: SendMessageRequest, context: ServerCallContext): Promise<StreamStart> {
     const state = callState(context);
     // The stream's slot is taken first: past MAX_STREAMS nothing is created (nor run) for a stream
     // the caller would never get.
@@ -172,17 +191,18 @@ export class EngineRequestHandler implements A2ARequestHandler {
     this.#audited(state.principal, params, result);
     if (result.kind === 'message') {
       slot();
-      yield { payload: { $case: 'message', value: toSdkMessage(result.message) } };
-      return;
+      return {
+        kind: 'once',
+        response: { payload: { $case: 'message', value: toSdkMessage(result.message) } },
+      };
     }
     // An approver's stream is the receipt of their answer and nothing more: it has no event id (the
     // owner's log is not theirs to resume) and ends at once.
     if (result.kind === 'answered') {
       slot();
-      yield receiptEvent(result.receipt);
-      return;
+      return { kind: 'once', response: receiptEvent(result.receipt) };
     }
-    yield* this.#stream(context, result.view.record.id, false, slot);
+    return { kind: 'task', taskId: result.view.record.id, slot };
   }
 
   async *resubscribe(
