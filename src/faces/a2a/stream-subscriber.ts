@@ -27,6 +27,11 @@ export interface StreamFace {
   refuse(res: ServerResponse, requestId: RequestId, err: unknown): void;
   /** A failure once the stream has started: its error event's data (JSON) and SSE event type. */
   failure(requestId: RequestId, err: unknown): { json: string; event?: string };
+  /**
+   * A face of another protocol version than v1.0 (v0.3's tasks/resubscribe): each item's event
+   * JSON in that version's wire, made by the face (null: an entry streams do not show).
+   */
+  render?(item: StreamItem): string | null | Promise<string | null>;
 }
 
 /**
@@ -76,6 +81,7 @@ class Subscriber implements StreamSink {
   }
 
   item(item: StreamItem): undefined | Promise<unknown> {
+    if (this.#face.render !== undefined) return this.#rendered(this.#face.render(item), item);
     if (item.kind === 'task') {
       const task = withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq);
       return this.#write(JSON.stringify(SdkStreamCodec.toJSON(task)), item.seq, false);
@@ -107,6 +113,15 @@ class Subscriber implements StreamSink {
     this.#handle?.close();
     if (this.#sse === undefined) this.open();
     this.#sse?.end();
+  }
+
+  /** A face's own rendering of the item, written as item() writes v1.0's. */
+  #rendered(json: string | null | Promise<string | null>, item: StreamItem): undefined | Promise<unknown> {
+    const seq = item.kind === 'task' ? item.seq : item.entry.seq;
+    const last =
+      item.kind === 'event' && item.entry.event.kind === 'status' && settled(item.entry.event.state);
+    if (json instanceof Promise) return json.then((j) => this.#write(j, seq, last));
+    return this.#write(json, seq, last);
   }
 
   #write(json: string | null, seq: number, last: boolean): undefined | Promise<unknown> {

@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import { ownerKey } from '../../auth/principal.js';
+import type { Engine } from '../../engine/engine.js';
+import type { LoggedEvent } from '../../engine/events.js';
+import { type StreamItem, settled } from '../../engine/streams.js';
+import { openUntil } from '../http/open-subscriptions.js';
+import { SseWriter } from '../http/sse.js';
+import { parseLastEventId } from './call-state.js';
+import { toProtocolError } from './errors.js';
+import type { JsonRpcRequest } from './jsonrpc-envelope.js';
+import type { JsonRpcOptions } from './jsonrpc-options.js';
+import { errorMappers, type JsonRpcId } from './jsonrpc-refusals.js';
+import { type JsonRpcResponse, ownWords } from './jsonrpc-reply.js';
+import { type StreamFace, serveStream } from './stream-subscriber.js';
+import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
+
+const METHOD = 'tasks/resubscribe';
+
+/**
+ * What v0.3 tasks/resubscribe is served with, as the SDK's v0.3 transport answers it: each event
+ * in v0.3's wire inside `{"id", "jsonrpc", "result"}`, the closing status event `final`; every
+ * failure, before the stream opened or after, an SSE event of its JSON-RPC error in v0.3's codes
+ * (v0.3 clients read every answer to a streaming method as SSE).
+ */
+export function legacySubscriptionsOf(o: JsonRpcOptions): StreamFace {
+  const failure = (id: JsonRpcId, err: unknown): JsonRpcResponse => {
+    const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
+    const error = ownWords(errorMappers['0.3'](cause), METHOD, o.logger);
+    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
+      o.logger.error({ err, method: METHOD }, 'stream failed');
+    return { jsonrpc: '2.0', id, error };
+  };
+  return {
+    engine: o.engine,
+    keepAliveMs: o.keepAliveMs,
+    open: openUntil(o.shutdown),
+    frame: (json, id) => `{"id":${JSON.stringify(id)},"jsonrpc":"2.0","result":${json}}`,
+    refuse: (res, id, err) => {
+      const sse = new SseWriter(res, o.keepAliveMs);
+      sse.send(failure(id, err));
+      sse.end();
+    },
+    failure: (id, err) => ({ json: JSON.stringify(failure(id, err)) }),
+    render: (item) => legacyJson(o.engine, item),
+  };
+}
+
+/**
+ * A v0.3 tasks/resubscribe served from the engine's subscription (stream-subscriber.ts): true once
+ * it is, false for another method or params the SDK's path words the error of.
+ */
+export function serveLegacySubscription(
+  subscriptions: StreamFace,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: JsonRpcRequest,
+): boolean {
+  if (request.version !== '0.3' || request.method !== METHOD) return false;
+  const p = request.params as { id?: unknown } | null;
+  if (typeof p !== 'object' || p === null || typeof p.id !== 'string' || !p.id.trim()) return false;
+  const lastEventId = parseLastEventId(req.headers['last-event-id']);
+  serveStream(subscriptions, res, ownerKey(request.principal), p.id, lastEventId, request.id);
+  return true;
+}
+
+/** The SDK's v0.3 conversion of a stream event (its stream's own is not exported; this one is the same). */
+const toV03 = new V03PushNotificationSerializer();
+
+/** A v0.3 event's JSON, `final` when it closes the stream (the SDK marks only terminal states). */
+function v03Json(response: StreamResponse, closing: boolean): string {
+  const { body } = toV03.serialize(response);
+  if (!closing) return body;
+  const event = JSON.parse(body) as { final?: boolean };
+  event.final = true;
+  return JSON.stringify(event);
+}
+
+/** As stream-subscriber.ts's eventJson: each log entry's v0.3 JSON made once for all its streams. */
+const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
+function legacyJson(engine: Engine, item: StreamItem): string | null | Promise<string | null> {
+  if (item.kind === 'task') {
+    return v03Json(withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq), false);
+  }
+  const { entry, contextId } = item;
+  let json = rendered.get(entry);
+  if (json === undefined) {
+    const render = (full: LoggedEvent): string | null => {
+      const response = toStreamResponse(full, contextId);
+      const closing = entry.event.kind === 'status' && settled(entry.event.state);
+      const text = response ? v03Json(withEventId(response, entry.seq), closing) : null;
+      rendered.set(entry, text);
+      return text;
+    };
+    const full = engine.withContent(entry);
+    json = full instanceof Promise ? full.then(render) : render(full);
+    if (json instanceof Promise) rendered.set(entry, json);
+  }
+  return json;
+}
