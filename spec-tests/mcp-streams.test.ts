@@ -200,10 +200,12 @@ describe('MCP held streams at shutdown', () => {
     agents.splice(0);
     // Nothing answers request 41: the stream ended as a lost one does.
     expect(rest.filter((e) => e.data?.id === 41)).toEqual([]);
-    const lastId = rest.at(-1)?.id as string;
+    const last = rest.at(-1);
+    if (!last) throw new Error('the stream showed nothing before the restart');
+    const lastId = last.id as string;
     expect(lastId).toMatch(/\.\d+$/);
     // The question the stream showed, answered after the restart.
-    const { key: asked } = rest.at(-1)?.data.params._meta['taskhandle/input'] as { key: string };
+    const { key: asked } = last.data.params._meta['taskhandle/input'] as { key: string };
 
     const second = await launch({
       dbPath,
