@@ -31,6 +31,15 @@ export function sendBody(
     });
 }
 
+/** A SendStreamingMessage of `part`, a new messageId each call. */
+export function sendStreamBody(part: object, prefix = randomUUID()): () => string {
+  let n = 0;
+  return () =>
+    rpc('SendStreamingMessage', {
+      message: { messageId: `${prefix}-${++n}`, role: 'ROLE_USER', parts: [part] },
+    });
+}
+
 export const getBody = (id: string): string => rpc('GetTask', { id, historyLength: 0 });
 export const cancelBody = (id: string): string => rpc('CancelTask', { id });
 export const subscribeBody = (id: string): string => rpc('SubscribeToTask', { id });

@@ -9,7 +9,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { dropSchema, freshSchema } from '../postgres.js';
 import { cpuSeconds, machineBusySeconds, waitForQuiet } from '../proc-stats.js';
-import { call, getBody, RPC_HEADERS, sendBody, subscribeBody } from '../rpc.js';
+import { call, getBody, RPC_HEADERS, sendBody, sendStreamBody, subscribeBody } from '../rpc.js';
 import type { ServerKind } from '../servers/kinds.js';
 import { launch, type RunningServer } from '../servers/launch.js';
 import { configuredPostgres } from '../servers/postgres-cluster.js';
@@ -48,12 +48,24 @@ const E2E_LOCAL = {
   'taskhandle-pg-local': 'taskhandle-pg',
 } as const satisfies Record<(typeof E2E_REMOTE)[E2eRemoteKind], (typeof E2E_SERVERS)[number]>;
 type E2eLocalKind = keyof typeof E2E_LOCAL;
+/**
+ * The same server and job as its twin, each job one SendStreamingMessage read to its terminal
+ * event instead of a SendMessage and a SubscribeToTask: what a caller that waits for the result
+ * anyway pays (one request a job, against two or three).
+ */
+const E2E_SEND_STREAM = {
+  'taskhandle-send-stream': 'taskhandle',
+  'taskhandle-pg-send-stream': 'taskhandle-pg',
+} as const satisfies Record<string, (typeof E2E_SERVERS)[number]>;
+type E2eSendStreamKind = keyof typeof E2E_SEND_STREAM;
 export const E2E_KINDS = [
   'sdk-memory',
   'taskhandle',
+  'taskhandle-send-stream',
   'taskhandle-local',
   'taskhandle-remote',
   'taskhandle-pg',
+  'taskhandle-pg-send-stream',
   'taskhandle-pg-local',
   'taskhandle-pg-remote',
   'pg-boss',
@@ -63,6 +75,7 @@ export type E2eKind = (typeof E2E_KINDS)[number];
 /** The kinds that need PostgreSQL (skipped where none answers). */
 export const E2E_POSTGRES: readonly E2eKind[] = [
   'taskhandle-pg',
+  'taskhandle-pg-send-stream',
   'taskhandle-pg-local',
   'taskhandle-pg-remote',
   'pg-boss',
@@ -74,13 +87,16 @@ type QueueKind = (typeof QUEUES)[number];
 
 export const isRemoteE2e = (k: E2eKind): k is E2eRemoteKind => Object.hasOwn(E2E_REMOTE, k);
 const isLocalE2e = (k: E2eKind): k is E2eLocalKind => Object.hasOwn(E2E_LOCAL, k);
+const isSendStreamE2e = (k: E2eKind): k is E2eSendStreamKind => Object.hasOwn(E2E_SEND_STREAM, k);
 
 export const E2E_LABELS: Record<E2eKind, string> = {
   'sdk-memory': '(b) SDK 1.3, InMemoryTaskStore',
   taskhandle: '(c) taskhandle, SQLite',
+  'taskhandle-send-stream': '(c) taskhandle, SQLite, each job one SendStreamingMessage',
   'taskhandle-local': '(c) taskhandle, SQLite, no-op job in process',
   'taskhandle-remote': '(c) taskhandle, SQLite, no-op job on a remote worker',
   'taskhandle-pg': '(c) taskhandle, PostgreSQL, 1 instance',
+  'taskhandle-pg-send-stream': '(c) taskhandle, PostgreSQL, 1 instance, each job one SendStreamingMessage',
   'taskhandle-pg-local': '(c) taskhandle, PostgreSQL, 1 instance, no-op job in process',
   'taskhandle-pg-remote': '(c) taskhandle, PostgreSQL, 1 instance, no-op job on a remote worker',
   'pg-boss': '(d) pg-boss 10.4.2, PostgreSQL',
@@ -91,11 +107,13 @@ export const E2E_LABELS: Record<E2eKind, string> = {
 export const E2E_DURABILITY: Record<E2eKind, string> = {
   'sdk-memory': 'none: tasks live in the process memory, lost with it',
   taskhandle: 'each create and transition fsynced (SQLite WAL, synchronous=FULL) before it is answered',
+  'taskhandle-send-stream': 'as (c) SQLite',
   'taskhandle-local': 'as (c) SQLite',
   'taskhandle-remote':
     "as (c) SQLite: the claim (the lease) and the worker's complete are fsynced before they are answered",
   'taskhandle-pg':
     'each create and transition committed in PostgreSQL (synchronous_commit on) before it is answered',
+  'taskhandle-pg-send-stream': 'as (c) PostgreSQL',
   'taskhandle-pg-local': 'as (c) PostgreSQL',
   'taskhandle-pg-remote':
     "as (c) PostgreSQL: the claim (the lease) and the worker's complete are committed before they are answered",
@@ -190,7 +208,8 @@ interface Jobs {
  * completed: completed jobs per second and the time from create to completed. Over A2A: a
  * non-blocking SendMessage, then one SubscribeToTask read to its terminal event; pg-boss: send(),
  * then getJobById() every 5 ms, while its worker process completes the jobs. The remote kinds: as
- * over A2A, with a job of the remote skill, which a worker process claims and completes.
+ * over A2A, with a job of the remote skill, which a worker process claims and completes. The
+ * send-stream kinds: one SendStreamingMessage a job, read to its terminal event.
  */
 export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult> {
   const jobs =
@@ -273,6 +292,10 @@ export async function endToEnd(kind: E2eKind, o: E2eOptions): Promise<E2eResult>
 async function a2aJobs(kind: Exclude<E2eKind, QueueKind>, o: E2eOptions): Promise<Jobs> {
   const v = o.variant ?? {};
   const nodeArgs = v.serverNodeArgs ?? [];
+  if (isSendStreamE2e(kind)) {
+    const server = await launch(E2E_SEND_STREAM[kind], { nodeArgs, env: v.serverEnv ?? {} });
+    return sendStreamOn(server, v.job ?? INSTANT_EXPORT);
+  }
   if (!isRemoteE2e(kind) && !isLocalE2e(kind))
     return a2aOn(await launch(kind, { nodeArgs, env: v.serverEnv ?? {} }), v.job ?? INSTANT_EXPORT);
   const env = { SKILLS: BENCH_SKILLS_MODULE, ...v.serverEnv };
@@ -327,6 +350,26 @@ function a2aOn(server: RunningServer, part: object): Jobs {
   };
 }
 
+/**
+ * Jobs over A2A, each one SendStreamingMessage: create() reads its stream to the terminal event (the
+ * task's id is in its first), so a job is collected by the time create() returns.
+ */
+function sendStreamOn(server: RunningServer, part: object): Jobs {
+  const body = sendStreamBody(part);
+  return {
+    async create() {
+      const { taskId, state } = await streamToEnd(server.url, body());
+      if (state === undefined)
+        throw new Error(`the stream of task ${taskId ?? '(none)'} ended before its job did`);
+      if (state !== 'TASK_STATE_COMPLETED') throw new Error(`the job ended ${state}`);
+      return taskId ?? '';
+    },
+    done: async () => true,
+    cpuSeconds: () => server.cpuSeconds(),
+    stop: () => server.stop(),
+  };
+}
+
 const TERMINAL = new Set([
   'TASK_STATE_COMPLETED',
   'TASK_STATE_FAILED',
@@ -336,17 +379,27 @@ const TERMINAL = new Set([
 const streams = new Agent({ keepAlive: true, maxSockets: 256 });
 
 /** Reads a SubscribeToTask stream until a terminal state; undefined if it ends (or is refused) before one. */
-function terminalState(url: string, taskId: string): Promise<string | undefined> {
+async function terminalState(url: string, taskId: string): Promise<string | undefined> {
+  return (await streamToEnd(url, subscribeBody(taskId))).state;
+}
+
+/**
+ * POSTs a streaming JSON-RPC request and reads its SSE stream until a terminal state (undefined if
+ * it ends, or is refused, before one), with the id of the task its first event shows.
+ */
+function streamToEnd(url: string, body: string): Promise<{ taskId?: string; state?: string }> {
   return new Promise((resolve) => {
     let settled = false;
+    let taskId: string | undefined;
     const end = (state: string | undefined) => {
       if (settled) return;
       settled = true;
-      resolve(state);
+      resolve({ taskId, state });
       req.destroy();
     };
     const parser = createParser({
       onEvent: (event) => {
+        taskId ??= taskIdOf(event.data);
         const m = /"state":"(TASK_STATE_[A-Z_]+)"/.exec(event.data);
         if (m?.[1] && TERMINAL.has(m[1])) end(m[1]);
       },
@@ -358,8 +411,15 @@ function terminalState(url: string, taskId: string): Promise<string | undefined>
       res.on('error', () => end(undefined));
     });
     req.on('error', () => end(undefined));
-    req.end(subscribeBody(taskId));
+    req.end(body);
   });
+}
+
+/** The task id of a stream's event: its task's `id`, or a status or artifact update's `taskId`. */
+function taskIdOf(data: string): string | undefined {
+  const result = (JSON.parse(data) as { result?: Record<string, { id?: string; taskId?: string }> }).result;
+  const event = result && Object.values(result)[0];
+  return event?.taskId ?? event?.id;
 }
 
 const PGBOSS_WORKER = fileURLToPath(new URL('../servers/pgboss-worker.js', import.meta.url));
