@@ -153,6 +153,9 @@ describe('MCP held streams: refusals and the client leaving (MAX_STREAMS 1)', ()
       message: expect.stringContaining('MAX_STREAMS'),
     });
     const resumed = await resume(agent, alice, status?.id as string);
+    // Not 404: the task is there, the caller has a stream too many.
+    expect(resumed.res.status).toBe(429);
+    expect(resumed.res.headers.get('retry-after')).toBe('5');
     expect(await refusal(resumed)).toMatchObject({
       code: -32600,
       message: expect.stringContaining('MAX_STREAMS'),

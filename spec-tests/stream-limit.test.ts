@@ -47,6 +47,9 @@ describe('open streams per principal (MAX_STREAMS)', () => {
       headers: agent.as('alice').credentials,
     });
     expect(jobs.status).toBe(429);
+    // When a stream closes is unknown: look again after the slot refusals' 5 s (REST's too).
+    expect(jobs.headers.get('retry-after')).toBe('5');
+    expect(rest.headers.get('retry-after')).toBe('5');
     expect(((await jobs.json()) as { detail: string }).detail).toMatch(/MAX_STREAMS/);
 
     // Bob's streams are his own.

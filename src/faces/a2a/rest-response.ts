@@ -3,6 +3,7 @@ import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
+import { withSlotRetryAfter } from '../http/problem.js';
 import { keepAlive } from '../http/sse.js';
 import { type CallState, finalizeLegacyEvent } from './call-state.js';
 import { INTERNAL_MESSAGE } from './errors.js';
@@ -39,16 +40,11 @@ export function withSseIds(res: ServerResponse, state: CallState, keepAliveMs: n
     return write(id === undefined ? data : `id: ${id}\n${data}`, ...rest);
   }) as ServerResponse['write'];
 }
-/** When a slot frees is unknown: a caller over its task limit is told to look again after this. */
-const TOO_MANY_TASKS_RETRY_AFTER_S = 5;
-
 /** A 429 the SDK's router writes (our too-many-tasks error) gets the Retry-After that 429 calls for. */
 export function withRetryAfter(res: Response): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: Response, ...args: Parameters<Response['writeHead']>) {
-    if (args[0] === 429 && !this.hasHeader('Retry-After')) {
-      this.setHeader('Retry-After', String(TOO_MANY_TASKS_RETRY_AFTER_S));
-    }
+    withSlotRetryAfter(this, args[0]);
     return writeHead.apply(this, args);
   } as Response['writeHead'];
 }

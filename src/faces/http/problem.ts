@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
 import type { EngineErrorCode } from '../../engine/errors.js';
@@ -37,6 +37,18 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/**
+ * When a slot (MAX_ACTIVE_TASKS, MAX_STREAMS, a worker's waiting claim) frees is unknown: a caller
+ * refused for one is told to look again after this many seconds, the Retry-After a 429 calls for.
+ */
+export const SLOT_RETRY_AFTER_S = 5;
+
+/** A 429 without a Retry-After of its own (a rate limit says when) gets {@link SLOT_RETRY_AFTER_S}. */
+export function withSlotRetryAfter(res: ServerResponse, status: number): void {
+  if (status === 429 && !res.hasHeader('Retry-After'))
+    res.setHeader('Retry-After', String(SLOT_RETRY_AFTER_S));
+}
+
 /** An RFC 9457 problem response; `extra` adds extension members (e.g. the job's status). */
 export function problem(
   res: Response,
@@ -44,6 +56,7 @@ export function problem(
   detail: string,
   extra: Record<string, unknown> = {},
 ): void {
+  withSlotRetryAfter(res, status);
   res
     .status(status)
     .type('application/problem+json')

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { isEngineError } from '../../engine/errors.js';
+import { STATUS_OF, withSlotRetryAfter } from '../http/problem.js';
 import { admitted } from './admit.js';
 import { callOf } from './call.js';
 import { follow, parseEventId } from './follow.js';
@@ -47,7 +48,11 @@ export const resumeStream =
       });
     } catch (err) {
       if (!isEngineError(err) || res.headersSent) throw err;
+      // The status says what a client does next: 404 the task is gone, 429 (MAX_STREAMS) close a
+      // stream or wait, 503 the server is stopping (resume on another instance).
       const refusal = engineRefusal(err);
-      res.status(404).json(replyError(f.id, refusal.code, refusal.message));
+      const status = STATUS_OF[err.code];
+      withSlotRetryAfter(res, status);
+      res.status(status).json(replyError(f.id, refusal.code, refusal.message));
     }
   };
