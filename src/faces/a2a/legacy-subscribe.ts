@@ -20,17 +20,16 @@ import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 const METHOD = 'tasks/resubscribe';
 
 /**
- * What v0.3 tasks/resubscribe is served with, as the SDK's v0.3 transport answers it: each event
- * in v0.3's wire inside `{"id", "jsonrpc", "result"}`, the closing status event `final`; every
- * failure, before the stream opened or after, an SSE event of its JSON-RPC error in v0.3's codes
- * (v0.3 clients read every answer to a streaming method as SSE).
+ * What v0.3 tasks/resubscribe (and message/stream, legacy-send.ts: `method`) is served with, as the
+ * SDK's v0.3 transport answers it: each event in v0.3's wire inside `{"id", "jsonrpc", "result"}`,
+ * the closing status event `final`; every failure, before the stream opened or after, an SSE event
+ * of its JSON-RPC error in v0.3's codes (v0.3 clients read every answer to a streaming method as SSE).
  */
-export function legacySubscriptionsOf(o: JsonRpcOptions): StreamFace {
+export function legacySubscriptionsOf(o: JsonRpcOptions, method = METHOD): StreamFace {
   const failure = (id: JsonRpcId, err: unknown): JsonRpcResponse => {
     const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
-    const error = ownWords(errorMappers['0.3'](cause), METHOD, o.logger);
-    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
-      o.logger.error({ err, method: METHOD }, 'stream failed');
+    const error = ownWords(errorMappers['0.3'](cause), method, o.logger);
+    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR) o.logger.error({ err, method }, 'stream failed');
     return { jsonrpc: '2.0', id, error };
   };
   return {
@@ -70,7 +69,7 @@ export function serveLegacySubscription(
 const toV03 = new V03PushNotificationSerializer();
 
 /** A v0.3 event's JSON, `final` when it closes the stream (the SDK marks only terminal states). */
-function v03Json(response: StreamResponse, closing: boolean): string {
+export function legacyEventJson(response: StreamResponse, closing: boolean): string {
   const { body } = toV03.serialize(response);
   if (!closing) return body;
   const event = JSON.parse(body) as { final?: boolean };
@@ -82,7 +81,10 @@ function v03Json(response: StreamResponse, closing: boolean): string {
 const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
 function legacyJson(engine: Engine, item: StreamItem): string | null | Promise<string | null> {
   if (item.kind === 'task') {
-    return v03Json(withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq), false);
+    return legacyEventJson(
+      withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq),
+      false,
+    );
   }
   const { entry, contextId } = item;
   let json = rendered.get(entry);
@@ -90,7 +92,7 @@ function legacyJson(engine: Engine, item: StreamItem): string | null | Promise<s
     const render = (full: LoggedEvent): string | null => {
       const response = toStreamResponse(full, contextId);
       const closing = entry.event.kind === 'status' && settled(entry.event.state);
-      const text = response ? v03Json(withEventId(response, entry.seq), closing) : null;
+      const text = response ? legacyEventJson(withEventId(response, entry.seq), closing) : null;
       rendered.set(entry, text);
       return text;
     };
