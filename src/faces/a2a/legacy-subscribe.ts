@@ -43,7 +43,7 @@ export function legacySubscriptionsOf(o: JsonRpcOptions, method = METHOD): Strea
       sse.end();
     },
     failure: (id, err) => ({ json: JSON.stringify(failure(id, err)) }),
-    render: (item) => legacyJson(o.engine, item),
+    render: legacyRender(o.engine, legacyEventJson),
   };
 }
 
@@ -77,28 +77,39 @@ export function legacyEventJson(response: StreamResponse, closing: boolean): str
   return JSON.stringify(event);
 }
 
-/** As stream-subscriber.ts's eventJson: each log entry's v0.3 JSON made once for all its streams. */
-const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
-function legacyJson(engine: Engine, item: StreamItem): string | null | Promise<string | null> {
-  if (item.kind === 'task') {
-    return legacyEventJson(
-      withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq),
-      false,
-    );
-  }
-  const { entry, contextId } = item;
-  let json = rendered.get(entry);
-  if (json === undefined) {
-    const render = (full: LoggedEvent): string | null => {
-      const response = toStreamResponse(full, contextId);
-      const closing = entry.event.kind === 'status' && settled(entry.event.state);
-      const text = response ? legacyEventJson(withEventId(response, entry.seq), closing) : null;
-      rendered.set(entry, text);
-      return text;
-    };
-    const full = engine.withContent(entry);
-    json = full instanceof Promise ? full.then(render) : render(full);
-    if (json instanceof Promise) rendered.set(entry, json);
-  }
-  return json;
+/** How a v0.3 wire writes one event: its JSON, `final` when `closing` (see legacyEventJson). */
+type LegacyEncoding = (response: StreamResponse, closing: boolean) => string;
+
+/**
+ * A v0.3 face's render (stream-subscriber.ts): the stream's items in `encode`'s wire. As
+ * stream-subscriber.ts's eventJson, each log entry's JSON is made once for all its streams.
+ */
+export function legacyRender(
+  engine: Engine,
+  encode: LegacyEncoding,
+): (item: StreamItem) => string | null | Promise<string | null> {
+  const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
+  return (item) => {
+    if (item.kind === 'task') {
+      return encode(
+        withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq),
+        false,
+      );
+    }
+    const { entry, contextId } = item;
+    let json = rendered.get(entry);
+    if (json === undefined) {
+      const render = (full: LoggedEvent): string | null => {
+        const response = toStreamResponse(full, contextId);
+        const closing = entry.event.kind === 'status' && settled(entry.event.state);
+        const text = response ? encode(withEventId(response, entry.seq), closing) : null;
+        rendered.set(entry, text);
+        return text;
+      };
+      const full = engine.withContent(entry);
+      json = full instanceof Promise ? full.then(render) : render(full);
+      if (json instanceof Promise) rendered.set(entry, json);
+    }
+    return json;
+  };
 }
