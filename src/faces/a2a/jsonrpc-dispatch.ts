@@ -66,7 +66,7 @@ function heldAnswer(state: CallState, res: ServerResponse, keepAliveMs: number):
   return () => stopHold?.();
 }
 
-const extensionsOf = (req: IncomingMessage): string[] =>
+export const extensionsOf = (req: IncomingMessage): string[] =>
   String(req.headers['a2a-extensions'] ?? '')
     .split(',')
     .map((s) => s.trim())

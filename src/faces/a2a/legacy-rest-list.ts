@@ -1,11 +1,12 @@
-import type { ListTasksRequest, TaskState as SdkState, Task } from '@a2a-js/sdk';
-import { toLegacyHTTPError, V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import type { ListTasksRequest, TaskState as SdkState } from '@a2a-js/sdk';
+import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { NextFunction, Request, Response } from 'express';
 import type { TaskState } from '../../engine/task.js';
 import { STATE_NAMES } from '../states.js';
 import { newCallContext } from './call-state.js';
+import { legacyRestTask } from './legacy-rest-wire.js';
 import type { CallStates } from './rest-call.js';
 import { isLegacy } from './rest-routes.js';
 
@@ -101,106 +102,4 @@ function stateOf(name: string): SdkState {
       `status must be a task state: ${Object.keys(STATE_NAMES).join(', ')} (or their TASK_STATE_ names)`,
     );
   return STATE_NAMES[key as TaskState].a2a;
-}
-
-// A v0.3 JSON-RPC Task (the SDK's own translation of a v1.0 one), then the v0.3 proto's JSON of it,
-// field for field as the SDK's v0.3 router encodes GET /v1/tasks/{id} (part metadata and file names
-// have no place in the v0.3 proto, empty strings and lists are left out).
-const toV03 = new V03PushNotificationSerializer();
-
-interface V03Part {
-  kind: 'text' | 'file' | 'data';
-  text?: string;
-  file?: { uri?: string; bytes?: string; mimeType?: string };
-  data?: unknown;
-}
-interface V03Message {
-  messageId: string;
-  contextId?: string;
-  taskId?: string;
-  role: 'user' | 'agent';
-  parts: V03Part[];
-  metadata?: unknown;
-  extensions?: string[];
-}
-interface V03Artifact {
-  artifactId: string;
-  name?: string;
-  description?: string;
-  parts: V03Part[];
-  metadata?: unknown;
-  extensions?: string[];
-}
-interface V03Task {
-  id: string;
-  contextId: string;
-  status: { state: string; message?: V03Message; timestamp?: string };
-  artifacts?: V03Artifact[];
-  history?: V03Message[];
-  metadata?: unknown;
-}
-
-function legacyRestTask(task: Task): Record<string, unknown> {
-  const t = JSON.parse(toV03.serialize({ payload: { $case: 'task', value: task } }).body) as V03Task;
-  return defined({
-    id: t.id || undefined,
-    contextId: t.contextId || undefined,
-    status: defined({
-      state: PROTO_STATE[t.status.state],
-      message: t.status.message && message(t.status.message),
-      timestamp: t.status.timestamp,
-    }),
-    artifacts: t.artifacts?.length ? t.artifacts.map(artifact) : undefined,
-    history: t.history?.length ? t.history.map(message) : undefined,
-    metadata: t.metadata,
-  });
-}
-
-const PROTO_STATE: Record<string, string | undefined> = {
-  submitted: 'TASK_STATE_SUBMITTED',
-  working: 'TASK_STATE_WORKING',
-  'input-required': 'TASK_STATE_INPUT_REQUIRED',
-  completed: 'TASK_STATE_COMPLETED',
-  failed: 'TASK_STATE_FAILED',
-  canceled: 'TASK_STATE_CANCELLED',
-  rejected: 'TASK_STATE_REJECTED',
-  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
-};
-
-const message = (m: V03Message) =>
-  defined({
-    messageId: m.messageId || undefined,
-    contextId: m.contextId || undefined,
-    taskId: m.taskId || undefined,
-    role: m.role === 'agent' ? 'ROLE_AGENT' : 'ROLE_USER',
-    content: m.parts.length ? m.parts.map(part) : undefined,
-    metadata: m.metadata,
-    extensions: m.extensions?.length ? m.extensions : undefined,
-  });
-
-const artifact = (a: V03Artifact) =>
-  defined({
-    artifactId: a.artifactId || undefined,
-    name: a.name || undefined,
-    description: a.description || undefined,
-    parts: a.parts.length ? a.parts.map(part) : undefined,
-    metadata: a.metadata,
-    extensions: a.extensions?.length ? a.extensions : undefined,
-  });
-
-function part(p: V03Part): Record<string, unknown> {
-  if (p.kind === 'text') return { text: p.text };
-  if (p.kind === 'data') return { data: defined({ data: p.data }) };
-  const f = p.file ?? {};
-  return {
-    file: defined({
-      ...(f.uri !== undefined ? { fileWithUri: f.uri } : { fileWithBytes: f.bytes }),
-      mimeType: f.mimeType || undefined,
-    }),
-  };
-}
-
-/** The object without its undefined fields (as the proto's JSON leaves them out). */
-function defined(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }

@@ -20,17 +20,16 @@ import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 const METHOD = 'tasks/resubscribe';
 
 /**
- * What v0.3 tasks/resubscribe is served with, as the SDK's v0.3 transport answers it: each event
- * in v0.3's wire inside `{"id", "jsonrpc", "result"}`, the closing status event `final`; every
- * failure, before the stream opened or after, an SSE event of its JSON-RPC error in v0.3's codes
- * (v0.3 clients read every answer to a streaming method as SSE).
+ * What v0.3 tasks/resubscribe (and message/stream, legacy-send.ts: `method`) is served with, as the
+ * SDK's v0.3 transport answers it: each event in v0.3's wire inside `{"id", "jsonrpc", "result"}`,
+ * the closing status event `final`; every failure, before the stream opened or after, an SSE event
+ * of its JSON-RPC error in v0.3's codes (v0.3 clients read every answer to a streaming method as SSE).
  */
-export function legacySubscriptionsOf(o: JsonRpcOptions): StreamFace {
+export function legacySubscriptionsOf(o: JsonRpcOptions, method = METHOD): StreamFace {
   const failure = (id: JsonRpcId, err: unknown): JsonRpcResponse => {
     const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
-    const error = ownWords(errorMappers['0.3'](cause), METHOD, o.logger);
-    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
-      o.logger.error({ err, method: METHOD }, 'stream failed');
+    const error = ownWords(errorMappers['0.3'](cause), method, o.logger);
+    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR) o.logger.error({ err, method }, 'stream failed');
     return { jsonrpc: '2.0', id, error };
   };
   return {
@@ -44,7 +43,7 @@ export function legacySubscriptionsOf(o: JsonRpcOptions): StreamFace {
       sse.end();
     },
     failure: (id, err) => ({ json: JSON.stringify(failure(id, err)) }),
-    render: (item) => legacyJson(o.engine, item),
+    render: legacyRender(o.engine, legacyEventJson),
   };
 }
 
@@ -70,7 +69,7 @@ export function serveLegacySubscription(
 const toV03 = new V03PushNotificationSerializer();
 
 /** A v0.3 event's JSON, `final` when it closes the stream (the SDK marks only terminal states). */
-function v03Json(response: StreamResponse, closing: boolean): string {
+export function legacyEventJson(response: StreamResponse, closing: boolean): string {
   const { body } = toV03.serialize(response);
   if (!closing) return body;
   const event = JSON.parse(body) as { final?: boolean };
@@ -78,25 +77,39 @@ function v03Json(response: StreamResponse, closing: boolean): string {
   return JSON.stringify(event);
 }
 
-/** As stream-subscriber.ts's eventJson: each log entry's v0.3 JSON made once for all its streams. */
-const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
-function legacyJson(engine: Engine, item: StreamItem): string | null | Promise<string | null> {
-  if (item.kind === 'task') {
-    return v03Json(withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq), false);
-  }
-  const { entry, contextId } = item;
-  let json = rendered.get(entry);
-  if (json === undefined) {
-    const render = (full: LoggedEvent): string | null => {
-      const response = toStreamResponse(full, contextId);
-      const closing = entry.event.kind === 'status' && settled(entry.event.state);
-      const text = response ? v03Json(withEventId(response, entry.seq), closing) : null;
-      rendered.set(entry, text);
-      return text;
-    };
-    const full = engine.withContent(entry);
-    json = full instanceof Promise ? full.then(render) : render(full);
-    if (json instanceof Promise) rendered.set(entry, json);
-  }
-  return json;
+/** How a v0.3 wire writes one event: its JSON, `final` when `closing` (see legacyEventJson). */
+type LegacyEncoding = (response: StreamResponse, closing: boolean) => string;
+
+/**
+ * A v0.3 face's render (stream-subscriber.ts): the stream's items in `encode`'s wire. As
+ * stream-subscriber.ts's eventJson, each log entry's JSON is made once for all its streams.
+ */
+export function legacyRender(
+  engine: Engine,
+  encode: LegacyEncoding,
+): (item: StreamItem) => string | null | Promise<string | null> {
+  const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
+  return (item) => {
+    if (item.kind === 'task') {
+      return encode(
+        withEventId({ payload: { $case: 'task', value: toSdkTask(item.view) } }, item.seq),
+        false,
+      );
+    }
+    const { entry, contextId } = item;
+    let json = rendered.get(entry);
+    if (json === undefined) {
+      const render = (full: LoggedEvent): string | null => {
+        const response = toStreamResponse(full, contextId);
+        const closing = entry.event.kind === 'status' && settled(entry.event.state);
+        const text = response ? encode(withEventId(response, entry.seq), closing) : null;
+        rendered.set(entry, text);
+        return text;
+      };
+      const full = engine.withContent(entry);
+      json = full instanceof Promise ? full.then(render) : render(full);
+      if (json instanceof Promise) rendered.set(entry, json);
+    }
+    return json;
+  };
 }

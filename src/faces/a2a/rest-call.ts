@@ -8,6 +8,7 @@ import { type CallState, newCallState } from './call-state.js';
 import { REFUSAL_CODES } from './errors.js';
 import { generationAsk } from './generation-params.js';
 import { legacyPushConfigBody } from './legacy-push-body.js';
+import { legacyRestStreams, legacySubscribeTarget } from './legacy-rest-subscribe.js';
 import { bodyProblem, restBody, restParams } from './rest-body.js';
 import type { RestOptions } from './rest-options.js';
 import { noSuchEndpoint, refuse } from './rest-refusals.js';
@@ -21,20 +22,22 @@ export type CallStates = WeakMap<IncomingHttpHeaders, CallState>;
 
 /**
  * Every REST request, before the SDK's router: admitted, its call state made (and kept in
- * `states`), what the SDK writes completed (rest-response.ts), its body read and checked. A v1.0
- * subscription is served here, from the engine (rest-subscribe.ts), once its body is read: it
- * holds no call state for its lifetime.
+ * `states`), what the SDK writes completed (rest-response.ts), its body read and checked. A
+ * subscription is served here, from the engine (rest-subscribe.ts; v0.3's, legacy-rest-subscribe.ts),
+ * once its body is read: it holds no call state for its lifetime.
  */
 export const restCall = (o: RestOptions, states: CallStates) => {
   const streams = restStreams(o);
+  const legacyStreams = legacyRestStreams(o);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const legacy = isLegacy(req);
     const principal = await admitted(o, req, res, legacy);
     if (!principal) return;
-    const subscribeTo = restSubscribeTarget(req, legacy);
+    const subscribeTo = restSubscribeTarget(req, legacy) ?? legacySubscribeTarget(req, legacy);
     if (subscribeTo !== undefined) {
       // Its body is read (within the limits) and dropped: the SDK's route reads none of it.
-      if (await readBody(o, req, res, legacy)) serveRestSubscribe(streams, req, res, principal, subscribeTo);
+      const face = legacy ? legacyStreams : streams;
+      if (await readBody(o, req, res, legacy)) serveRestSubscribe(face, req, res, principal, subscribeTo);
       return;
     }
     const state = newCallState(req, res, {

@@ -35,6 +35,16 @@ export interface StreamFace {
 }
 
 /**
+ * A stream whose task its own call just sent to (a streaming send): the MAX_STREAMS slot the send
+ * took (the stream gives it back), and `requireActive: false` (a task that ended at once still
+ * streams its snapshot).
+ */
+export interface StreamStartOptions {
+  slot?: () => void;
+  requireActive?: boolean;
+}
+
+/**
  * A task's stream served straight from the engine's subscription, not through the SDK's transports
  * over our request handler: the same events, ids and errors, without async generators, a call
  * context and the request's state held for the stream's lifetime. With `lastEventId`, a resume:
@@ -47,8 +57,9 @@ export function serveStream(
   taskId: string,
   lastEventId: number | undefined,
   requestId: RequestId = null,
+  o: StreamStartOptions = {},
 ): void {
-  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId);
+  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId, o);
 }
 
 /**
@@ -70,9 +81,10 @@ class Subscriber implements StreamSink {
     this.#requestId = requestId;
   }
 
-  start(owner: string, taskId: string, lastEventId: number | undefined): void {
-    const requireActive = lastEventId === undefined;
-    this.#handle = this.#face.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
+  start(owner: string, taskId: string, lastEventId: number | undefined, o: StreamStartOptions): void {
+    const requireActive = (o.requireActive ?? true) && lastEventId === undefined;
+    const options = { afterSeq: lastEventId, requireActive, slot: o.slot };
+    this.#handle = this.#face.engine.subscribe(owner, taskId, options, this);
     this.#face.open.add(this);
   }
 

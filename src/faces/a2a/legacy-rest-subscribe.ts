@@ -1,0 +1,58 @@
+import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
+import { restStatusFor } from '@a2a-js/sdk/errors';
+import type { Request, Response } from 'express';
+import { openUntil } from '../http/open-subscriptions.js';
+import { toProtocolError } from './errors.js';
+import { legacyRestEventJson } from './legacy-rest-wire.js';
+import { legacyRender } from './legacy-subscribe.js';
+import type { RestOptions } from './rest-options.js';
+import { withOwnWords, withRetryAfter } from './rest-response.js';
+import type { StreamFace } from './stream-subscriber.js';
+
+/** v0.3's `/v1/tasks/{id}:subscribe`, as the SDK's v0.3 router matches it (its `:taskId` takes a segment). */
+const SUBSCRIBE = /^\/v1\/tasks\/([^/]+):subscribe\/?$/;
+
+/**
+ * The task id of a v0.3 `GET` or `POST /v1/tasks/{id}:subscribe` served from the engine's
+ * subscription (rest-call.ts); undefined for anything else, and for an id the SDK's router words
+ * the refusal of (no %-escaped text, or blank).
+ */
+export function legacySubscribeTarget(req: Request, legacy: boolean): string | undefined {
+  if (!legacy || (req.method !== 'GET' && req.method !== 'POST')) return undefined;
+  const raw = SUBSCRIBE.exec(req.path)?.[1];
+  if (raw === undefined) return undefined;
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  return id.trim() ? id : undefined;
+}
+
+/**
+ * What v0.3 REST subscriptions are served with, as the SDK's v0.3 router wrote them: each event
+ * the v0.3 proto's JSON, bare (legacy-rest-wire.ts); a refusal with its HTTP status and the v0.3
+ * error body (and our completions of them, rest-response.ts); a failure mid-stream as its
+ * `event: error`.
+ */
+export function legacyRestStreams(o: RestOptions): StreamFace {
+  const protocolError = (err: unknown) =>
+    toProtocolError(err, 'rest', (cause) => o.logger.error({ err: cause }, 'internal error'));
+  return {
+    engine: o.engine,
+    keepAliveMs: o.keepAliveMs,
+    open: openUntil(o.shutdown),
+    frame: (json) => json,
+    refuse: (res, _id, err) => {
+      const cause = protocolError(err);
+      const r = res as Response;
+      // Only now: a stream that opens holds none of them for its lifetime.
+      withRetryAfter(r);
+      withOwnWords(r, true, o.logger);
+      r.status(restStatusFor(cause)).json(toLegacyHTTPError(cause));
+    },
+    failure: (_id, err) => ({ json: JSON.stringify(toLegacyHTTPError(protocolError(err))), event: 'error' }),
+    render: legacyRender(o.engine, legacyRestEventJson),
+  };
+}
