@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { StreamResponse as SdkStreamCodec } from '@a2a-js/sdk';
+import { StreamResponse as SdkStreamCodec, type StreamResponse } from '@a2a-js/sdk';
 import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
@@ -34,11 +34,18 @@ export interface StreamFace {
   render?(item: StreamItem): string | null | Promise<string | null>;
 }
 
+/** What a streaming send's stream (request-handler.ts, startStream) has that a subscription has not. */
+export interface SendStream {
+  /** The MAX_STREAMS slot the send took before it made the task: the stream gives it back, once. */
+  slot: () => void;
+}
+
 /**
  * A task's stream served straight from the engine's subscription, not through the SDK's transports
  * over our request handler: the same events, ids and errors, without async generators, a call
  * context and the request's state held for the stream's lifetime. With `lastEventId`, a resume:
- * what followed that event, no snapshot, and a task already ended is no refusal.
+ * what followed that event, no snapshot, and a task already ended is no refusal. A send's stream
+ * (`send`) refuses no task for having ended: one that completed at once streams its snapshot, then ends.
  */
 export function serveStream(
   face: StreamFace,
@@ -47,8 +54,20 @@ export function serveStream(
   taskId: string,
   lastEventId: number | undefined,
   requestId: RequestId = null,
+  send?: SendStream,
 ): void {
-  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId);
+  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId, send);
+}
+
+/** A stream of one event without an id, then its end: a send's direct reply, or an approver's receipt. */
+export function serveOne(
+  face: StreamFace,
+  res: ServerResponse,
+  response: StreamResponse,
+  requestId: RequestId = null,
+): void {
+  const json = JSON.stringify(SdkStreamCodec.toJSON(response));
+  new SseWriter(res, face.keepAliveMs).endWith(face.frame(json, requestId));
 }
 
 /**
@@ -70,9 +89,10 @@ class Subscriber implements StreamSink {
     this.#requestId = requestId;
   }
 
-  start(owner: string, taskId: string, lastEventId: number | undefined): void {
-    const requireActive = lastEventId === undefined;
-    this.#handle = this.#face.engine.subscribe(owner, taskId, { afterSeq: lastEventId, requireActive }, this);
+  start(owner: string, taskId: string, lastEventId: number | undefined, send: SendStream | undefined): void {
+    const requireActive = lastEventId === undefined && send === undefined;
+    const o = { afterSeq: lastEventId, requireActive, slot: send?.slot };
+    this.#handle = this.#face.engine.subscribe(owner, taskId, o, this);
     this.#face.open.add(this);
   }
 
