@@ -12,7 +12,8 @@ import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 export type RequestId = string | number | null;
 
 /**
- * How one face writes a v1.0 task stream (JSON-RPC SubscribeToTask, REST `GET /tasks/{id}:subscribe`):
+ * How one face writes a v1.0 task stream (JSON-RPC SubscribeToTask and SendStreamingMessage, REST
+ * `GET /tasks/{id}:subscribe` and `POST /message:stream`):
  * one object per face, shared by all its streams. The events' JSON is the same on every face (made
  * once per event, see eventJson); the face puts it in its envelope and words its errors.
  */
@@ -59,7 +60,10 @@ export function serveStream(
   new Subscriber(face, res, requestId).start(owner, taskId, lastEventId, send);
 }
 
-/** A stream of one event without an id, then its end: a send's direct reply, or an approver's receipt. */
+/**
+ * A stream of one event without an id, then its end: a send's direct reply, or an approver's
+ * receipt. The event is v1.0's StreamResponse (a face with its own `render` is not served here).
+ */
 export function serveOne(
   face: StreamFace,
   res: ServerResponse,
