@@ -1,9 +1,9 @@
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config/settings.js';
 import type { Engine } from '../engine/engine.js';
 import { LEGACY_CARD_PATH, type PublishedCard, serveCard } from '../faces/a2a/agent-card.js';
+import type { EngineRequestHandler } from '../faces/a2a/request-handler.js';
 import { restRouter } from '../faces/a2a/rest.js';
 import type { Audit } from '../faces/audit.js';
 import { consoleRouter } from '../faces/console/router.js';
@@ -34,7 +34,7 @@ export interface FaceContext {
   admit: FaceOptions['admit'];
   audit: Audit;
   /** The A2A request handler (JSON-RPC's fast path and REST serve it; gRPC too). */
-  handler: A2ARequestHandler;
+  handler: EngineRequestHandler;
   currentCard: () => PublishedCard;
   bodyAndStreams: Omit<FaceOptions, 'admit'>;
 }

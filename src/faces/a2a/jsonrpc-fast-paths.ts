@@ -3,7 +3,7 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { ownerKey } from '../../auth/principal.js';
 import { openUntil } from '../http/open-subscriptions.js';
 import { parseLastEventId } from './call-state.js';
-import { toProtocolError } from './errors.js';
+import { INTERNAL_MESSAGE, toProtocolError } from './errors.js';
 import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { errorMappers, type JsonRpcError, type JsonRpcId } from './jsonrpc-refusals.js';
@@ -76,14 +76,20 @@ function plainGetTask(params: unknown): PlainGetTask | undefined {
 const lengthOk = (h: unknown): boolean =>
   h === undefined || h === null || (Number.isInteger(h) && (h as number) >= 0);
 
-/** What v1.0 SubscribeToTask is served with: its events in JSON-RPC responses, its failures in our words, as the SDK's path says them. */
-export function subscriptionsOf(o: JsonRpcOptions): StreamFace {
+/**
+ * What a v1.0 stream (SubscribeToTask, SendStreamingMessage: `method`) is served with: its events in
+ * JSON-RPC responses, its failures in our words, as the SDK's path says them.
+ */
+export function subscriptionsOf(o: JsonRpcOptions, method = 'SubscribeToTask'): StreamFace {
   // An engine failure in our words, as the request handler's streams say it (errors are logged there).
   const subscribeError = (err: unknown): JsonRpcError => {
-    const cause = toProtocolError(err, 'jsonrpc', (e) => o.logger.error({ err: e }, 'internal error'));
-    const error = ownWords(errorMappers['1.0'](cause), 'SubscribeToTask', o.logger);
-    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR)
-      o.logger.error({ err, method: 'SubscribeToTask' }, 'stream failed');
+    const cause = toProtocolError(err, 'jsonrpc', (e) => {
+      // The request handler logged its own internal failures already (and worded them so).
+      if (!(e instanceof Error && e.message === INTERNAL_MESSAGE))
+        o.logger.error({ err: e }, 'internal error');
+    });
+    const error = ownWords(errorMappers['1.0'](cause), method, o.logger);
+    if (error.code === A2A_ERROR_CODE.INTERNAL_ERROR) o.logger.error({ err, method }, 'stream failed');
     return error;
   };
   const failure = (id: JsonRpcId, err: unknown): JsonRpcResponse => ({

@@ -6,7 +6,10 @@ import type { TaskCache } from './task-cache.js';
 
 /** What the JSON-RPC endpoint is built with. */
 export interface JsonRpcOptions extends FaceOptions {
-  /** Our request handler: a v0.3 message/stream's send is its startStream (legacy-send.ts). */
+  /**
+   * Our request handler: the SDK's transports serve it, and a streaming send starts with it
+   * (startStream: jsonrpc-send-stream.ts, legacy-send.ts).
+   */
   handler: EngineRequestHandler;
   /** Serves v1.0 SubscribeToTask directly (see stream-subscriber.ts). */
   engine: Engine;

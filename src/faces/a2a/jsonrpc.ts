@@ -3,6 +3,7 @@ import { sdkDispatch } from './jsonrpc-dispatch.js';
 import { checkedParams, readRequest } from './jsonrpc-envelope.js';
 import { servePoll, serveSubscription, subscriptionsOf } from './jsonrpc-fast-paths.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
+import { serveSendStream } from './jsonrpc-send-stream.js';
 import { legacySendOf, serveLegacySend } from './legacy-send.js';
 import { legacySubscriptionsOf, serveLegacySubscription } from './legacy-subscribe.js';
 
@@ -14,12 +15,15 @@ import { legacySubscriptionsOf, serveLegacySubscription } from './legacy-subscri
  * v0.3 answers every error of a streaming method as an SSE error event.
  *
  * One way through: the envelope (jsonrpc-envelope.ts: admission, parse, checks), the fast paths
- * (jsonrpc-fast-paths.ts: polls, v1.0 subscriptions; legacy-subscribe.ts, legacy-send.ts: v0.3 resubscribe and message/stream), then the SDK's transport (jsonrpc-dispatch.ts).
+ * (jsonrpc-fast-paths.ts: polls, v1.0 subscriptions; jsonrpc-send-stream.ts: v1.0 streaming sends;
+ * legacy-subscribe.ts, legacy-send.ts: v0.3 resubscribe and message/stream), then the SDK's transport
+ * (jsonrpc-dispatch.ts).
  */
 export function jsonRpcEndpoint(
   o: JsonRpcOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const subscriptions = subscriptionsOf(o);
+  const sendStreams = subscriptionsOf(o, 'SendStreamingMessage');
   const legacySubscriptions = legacySubscriptionsOf(o);
   const legacySend = legacySendOf(o, legacySubscriptionsOf(o, 'message/stream'));
   const dispatch = sdkDispatch(o);
@@ -31,6 +35,7 @@ export function jsonRpcEndpoint(
     const checked = checkedParams(res, request);
     if (!checked) return;
     if (serveSubscription(subscriptions, req, res, request)) return;
+    if (await serveSendStream(o, sendStreams, req, res, request, checked.ask)) return;
     if (serveLegacySubscription(legacySubscriptions, req, res, request)) return;
     if (await serveLegacySend(legacySend, req, res, request, checked.ask)) return;
     return dispatch(req, res, request, checked.ask);

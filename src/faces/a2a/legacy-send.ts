@@ -72,16 +72,13 @@ export async function serveLegacySend(
     return true;
   }
   const owner = ownerKey(request.principal);
-  const o = { slot: start.slot, requireActive: false };
-  serveStream(send.face, res, owner, start.taskId, state.lastEventId, request.id, o);
+  serveStream(send.face, res, owner, start.taskId, state.lastEventId, request.id, { slot: start.slot });
   return true;
 }
 
 /** A stream of one event without an id (a direct reply, an approver's receipt), then its end. */
 function writeOnce(send: LegacySend, res: ServerResponse, request: JsonRpcRequest, event: StreamResponse) {
-  const sse = new SseWriter(res, send.keepAliveMs);
-  sse.sendText(send.face.frame(legacyEventJson(event, false), request.id));
-  sse.end();
+  new SseWriter(res, send.keepAliveMs).endWith(send.face.frame(legacyEventJson(event, false), request.id));
 }
 
 /**

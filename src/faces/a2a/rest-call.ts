@@ -14,6 +14,7 @@ import type { RestOptions } from './rest-options.js';
 import { noSuchEndpoint, refuse } from './rest-refusals.js';
 import { withHold, withOwnWords, withRetryAfter, withSseIds } from './rest-response.js';
 import { isLegacy, isLegacyRoute, restMethodOf, SEND } from './rest-routes.js';
+import { serveRestSendStream } from './rest-send-stream.js';
 import { restStreams, restSubscribeTarget, serveRestSubscribe } from './rest-subscribe.js';
 import { requestedVersion, versionNotSupported } from './version.js';
 
@@ -24,7 +25,9 @@ export type CallStates = WeakMap<IncomingHttpHeaders, CallState>;
  * Every REST request, before the SDK's router: admitted, its call state made (and kept in
  * `states`), what the SDK writes completed (rest-response.ts), its body read and checked. A
  * subscription is served here, from the engine (rest-subscribe.ts; v0.3's, legacy-rest-subscribe.ts),
- * once its body is read: it holds no call state for its lifetime.
+ * once its body is read, and so is a v1.0 streaming send once its body is checked
+ * (rest-send-stream.ts): neither holds a call state for its lifetime. What the SDK writes is
+ * completed only after the body's checks, whose refusals (400, 413, 415) it would leave as they are.
  */
 export const restCall = (o: RestOptions, states: CallStates) => {
   const streams = restStreams(o);
@@ -46,13 +49,17 @@ export const restCall = (o: RestOptions, states: CallStates) => {
       version: legacy ? '0.3' : '1.0',
       shutdown: o.shutdown,
     });
+    if (!(await checkedBody(o, req, res, state, legacy))) return;
+    // A v1.0 streaming send is served from the engine too (rest-send-stream.ts): its stream holds
+    // neither the call state nor what completes the SDK's responses.
+    if (await serveRestSendStream(o, streams, req, res, state)) return;
     states.set(req.headers, state);
     withSseIds(res, state, o.keepAliveMs);
     withRetryAfter(res);
     withOwnWords(res, legacy, o.logger);
     // A blocking send that waits keeps its answer alive (hold.ts); the SDK's v0.3 router answers 201.
     if (req.method === 'POST' && SEND.test(req.path)) withHold(res, state, o.keepAliveMs, legacy ? 201 : 200);
-    if (await checkedBody(o, req, res, state, legacy)) next();
+    next();
   };
 };
 

@@ -15,9 +15,9 @@ import { isLegacy } from './rest-routes.js';
  * HTTP+JSON (REST): v1.0 routes (`/message:send`, `/tasks/{id}`, ...) and v0.3 routes (`/v1/...`),
  * served by the SDK's REST router over our request handler. We add what the SDK's router lacks:
  * a configurable body limit (413), SSE event ids, Last-Event-ID resumption and keep-alives.
- * Each request is admitted and read first (rest-call.ts), where a v1.0 subscription is served
- * from the engine (rest-subscribe.ts); what the SDK writes is completed in rest-response.ts; the
- * routes of each version are in rest-routes.ts.
+ * Each request is admitted and read first (rest-call.ts), where a v1.0 subscription and a v1.0
+ * streaming send are served from the engine (rest-subscribe.ts, rest-send-stream.ts); what the SDK
+ * writes is completed in rest-response.ts; the routes of each version are in rest-routes.ts.
  */
 export function restRouter(o: RestOptions): express.Router {
   // The SDK builds the call context from the request headers; this is how ours finds its request.

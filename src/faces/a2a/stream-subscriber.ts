@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { StreamResponse as SdkStreamCodec } from '@a2a-js/sdk';
+import { StreamResponse as SdkStreamCodec, type StreamResponse } from '@a2a-js/sdk';
 import type { Engine } from '../../engine/engine.js';
 import type { LoggedEvent } from '../../engine/events.js';
 import { type StreamItem, settled } from '../../engine/streams.js';
@@ -12,7 +12,8 @@ import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
 export type RequestId = string | number | null;
 
 /**
- * How one face writes a v1.0 task stream (JSON-RPC SubscribeToTask, REST `GET /tasks/{id}:subscribe`):
+ * How one face writes a v1.0 task stream (JSON-RPC SubscribeToTask and SendStreamingMessage, REST
+ * `GET /tasks/{id}:subscribe` and `POST /message:stream`):
  * one object per face, shared by all its streams. The events' JSON is the same on every face (made
  * once per event, see eventJson); the face puts it in its envelope and words its errors.
  */
@@ -34,21 +35,18 @@ export interface StreamFace {
   render?(item: StreamItem): string | null | Promise<string | null>;
 }
 
-/**
- * A stream whose task its own call just sent to (a streaming send): the MAX_STREAMS slot the send
- * took (the stream gives it back), and `requireActive: false` (a task that ended at once still
- * streams its snapshot).
- */
-export interface StreamStartOptions {
-  slot?: () => void;
-  requireActive?: boolean;
+/** What a streaming send's stream (request-handler.ts, startStream) has that a subscription has not. */
+export interface SendStream {
+  /** The MAX_STREAMS slot the send took before it made the task: the stream gives it back, once. */
+  slot: () => void;
 }
 
 /**
  * A task's stream served straight from the engine's subscription, not through the SDK's transports
  * over our request handler: the same events, ids and errors, without async generators, a call
  * context and the request's state held for the stream's lifetime. With `lastEventId`, a resume:
- * what followed that event, no snapshot, and a task already ended is no refusal.
+ * what followed that event, no snapshot, and a task already ended is no refusal. A send's stream
+ * (`send`) refuses no task for having ended: one that completed at once streams its snapshot, then ends.
  */
 export function serveStream(
   face: StreamFace,
@@ -57,9 +55,23 @@ export function serveStream(
   taskId: string,
   lastEventId: number | undefined,
   requestId: RequestId = null,
-  o: StreamStartOptions = {},
+  send?: SendStream,
 ): void {
-  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId, o);
+  new Subscriber(face, res, requestId).start(owner, taskId, lastEventId, send);
+}
+
+/**
+ * A stream of one event without an id, then its end: a send's direct reply, or an approver's
+ * receipt. The event is v1.0's StreamResponse (a face with its own `render` is not served here).
+ */
+export function serveOne(
+  face: StreamFace,
+  res: ServerResponse,
+  response: StreamResponse,
+  requestId: RequestId = null,
+): void {
+  const json = JSON.stringify(SdkStreamCodec.toJSON(response));
+  new SseWriter(res, face.keepAliveMs).endWith(face.frame(json, requestId));
 }
 
 /**
@@ -81,10 +93,10 @@ class Subscriber implements StreamSink {
     this.#requestId = requestId;
   }
 
-  start(owner: string, taskId: string, lastEventId: number | undefined, o: StreamStartOptions): void {
-    const requireActive = (o.requireActive ?? true) && lastEventId === undefined;
-    const options = { afterSeq: lastEventId, requireActive, slot: o.slot };
-    this.#handle = this.#face.engine.subscribe(owner, taskId, options, this);
+  start(owner: string, taskId: string, lastEventId: number | undefined, send: SendStream | undefined): void {
+    const requireActive = lastEventId === undefined && send === undefined;
+    const o = { afterSeq: lastEventId, requireActive, slot: send?.slot };
+    this.#handle = this.#face.engine.subscribe(owner, taskId, o, this);
     this.#face.open.add(this);
   }
 
