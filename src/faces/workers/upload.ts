@@ -23,12 +23,29 @@ export const upload =
       if (!req.complete && (err as { code?: unknown })?.code === 'ECONNRESET') {
         throw new Refused(400, 'The upload was closed before its body ended; PUT the whole file again');
       }
-      // What the worker still sends is not read: the connection ends with the answer.
-      if (!req.readableEnded) res.set('Connection', 'close');
+      if (!req.readableEnded) lingerThenClose(req, res);
       throw err;
     });
     res.json(written);
   };
+
+/** How long a refused upload's sender is read (and dropped) after its answer, before it is cut off. */
+const LINGER_MS = 5_000;
+
+/**
+ * A refusal before the file's end: what the worker still sends is read and dropped once the answer
+ * has gone (Node drains the rest of a request answered early), not left unread behind a closed
+ * socket, which the kernel resets, and a reset may reach the worker before the answer does (it then
+ * sees no 413, only ECONNRESET). The worker stops sending once it reads the answer; a sender that
+ * never stops is cut off after {@link LINGER_MS}.
+ */
+function lingerThenClose(req: Request, res: Response): void {
+  res.once('finish', () => {
+    if (req.readableEnded) return;
+    const cutOff = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+    req.once('close', () => clearTimeout(cutOff));
+  });
+}
 
 /** The artifact an upload writes, from its path, query and headers; a refusal naming what is wrong. */
 function uploadOf(req: Request, res: Response): Upload {
@@ -39,7 +56,7 @@ function uploadOf(req: Request, res: Response): Upload {
   const query = parsed(UploadQuery, { ...req.query }, 'Query: name?, filename?, append=true|false');
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
-    res.set('Connection', 'close');
+    lingerThenClose(req, res);
     throw new Refused(415, 'Send the file uncompressed (no Content-Encoding)');
   }
   const type = req.headers['content-type'];
