@@ -17,7 +17,9 @@ export const upload =
   (o: WorkersOptions): Handler =>
   async (req, res) => {
     const { taskId, token } = leaseOf(req);
-    const written = await o.runs.upload(taskId, token, uploadOf(req, res), req).catch((err: unknown) => {
+    // A refusal mid-file leaves the request undestroyed, for lingerThenClose to read to its end.
+    const body = req.iterator({ destroyOnReturn: false });
+    const written = await o.runs.upload(taskId, token, uploadOf(req, res), body).catch((err: unknown) => {
       // The worker hung up mid-file: a refusal, not a failure of ours (logged as none, as a JSON
       // body cut short is). What was stored stays; a PUT of the whole file replaces it.
       if (!req.complete && (err as { code?: unknown })?.code === 'ECONNRESET') {
@@ -34,14 +36,15 @@ const LINGER_MS = 5_000;
 
 /**
  * A refusal before the file's end: what the worker still sends is read and dropped once the answer
- * has gone (Node drains the rest of a request answered early), not left unread behind a closed
- * socket, which the kernel resets, and a reset may reach the worker before the answer does (it then
+ * has gone, not left unread behind a closed socket, which the kernel resets, and a reset may reach the worker before the answer does (it then
  * sees no 413, only ECONNRESET). The worker stops sending once it reads the answer; a sender that
  * never stops is cut off after {@link LINGER_MS}.
  */
 function lingerThenClose(req: Request, res: Response): void {
   res.once('finish', () => {
     if (req.readableEnded) return;
+    // Read on: Node drains a request answered early only if nothing had begun reading it.
+    req.resume();
     const cutOff = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
     req.once('close', () => clearTimeout(cutOff));
   });
