@@ -7,6 +7,7 @@ import { legacyRestEventJson } from './legacy-rest-wire.js';
 import { legacyRender } from './legacy-subscribe.js';
 import type { RestOptions } from './rest-options.js';
 import { withOwnWords, withRetryAfter } from './rest-response.js';
+import { subscribedId } from './rest-subscribe.js';
 import type { StreamFace } from './stream-subscriber.js';
 
 /** v0.3's `/v1/tasks/{id}:subscribe`, as the SDK's v0.3 router matches it (its `:taskId` takes a segment). */
@@ -19,15 +20,7 @@ const SUBSCRIBE = /^\/v1\/tasks\/([^/]+):subscribe\/?$/;
  */
 export function legacySubscribeTarget(req: Request, legacy: boolean): string | undefined {
   if (!legacy || (req.method !== 'GET' && req.method !== 'POST')) return undefined;
-  const raw = SUBSCRIBE.exec(req.path)?.[1];
-  if (raw === undefined) return undefined;
-  let id: string;
-  try {
-    id = decodeURIComponent(raw);
-  } catch {
-    return undefined;
-  }
-  return id.trim() ? id : undefined;
+  return subscribedId(SUBSCRIBE, req.path);
 }
 
 /**

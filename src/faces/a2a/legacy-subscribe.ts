@@ -4,8 +4,7 @@ import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { ownerKey } from '../../auth/principal.js';
 import type { Engine } from '../../engine/engine.js';
-import type { LoggedEvent } from '../../engine/events.js';
-import { type StreamItem, settled } from '../../engine/streams.js';
+import type { StreamItem } from '../../engine/streams.js';
 import { openUntil } from '../http/open-subscriptions.js';
 import { SseWriter } from '../http/sse.js';
 import { parseLastEventId } from './call-state.js';
@@ -14,8 +13,8 @@ import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { errorMappers, type JsonRpcId } from './jsonrpc-refusals.js';
 import { type JsonRpcResponse, ownWords } from './jsonrpc-reply.js';
-import { type StreamFace, serveStream } from './stream-subscriber.js';
-import { toSdkTask, toStreamResponse, withEventId } from './wire.js';
+import { entryJson, type RenderedEntries, type StreamFace, serveStream } from './stream-subscriber.js';
+import { toSdkTask, withEventId } from './wire.js';
 
 const METHOD = 'tasks/resubscribe';
 
@@ -88,7 +87,7 @@ export function legacyRender(
   engine: Engine,
   encode: LegacyEncoding,
 ): (item: StreamItem) => string | null | Promise<string | null> {
-  const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
+  const rendered: RenderedEntries = new WeakMap();
   return (item) => {
     if (item.kind === 'task') {
       return encode(
@@ -96,20 +95,6 @@ export function legacyRender(
         false,
       );
     }
-    const { entry, contextId } = item;
-    let json = rendered.get(entry);
-    if (json === undefined) {
-      const render = (full: LoggedEvent): string | null => {
-        const response = toStreamResponse(full, contextId);
-        const closing = entry.event.kind === 'status' && settled(entry.event.state);
-        const text = response ? encode(withEventId(response, entry.seq), closing) : null;
-        rendered.set(entry, text);
-        return text;
-      };
-      const full = engine.withContent(entry);
-      json = full instanceof Promise ? full.then(render) : render(full);
-      if (json instanceof Promise) rendered.set(entry, json);
-    }
-    return json;
+    return entryJson(rendered, engine, item.entry, item.contextId, encode);
   };
 }

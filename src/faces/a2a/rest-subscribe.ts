@@ -23,7 +23,15 @@ const A2A_CONTENT_TYPE = 'application/a2a+json';
 export function restSubscribeTarget(req: Request, legacy: boolean): string | undefined {
   if (legacy || (req.method !== 'GET' && req.method !== 'POST')) return undefined;
   if (!isJsonContentType(req.headers['content-type'])) return undefined;
-  const raw = SUBSCRIBE.exec(req.path)?.[1];
+  return subscribedId(SUBSCRIBE, req.path);
+}
+
+/**
+ * The task id a subscribe path names (`pattern`'s first group, %-decoded); undefined when it names
+ * none, or one the SDK's routers word the refusal of (no %-escaped text, or blank).
+ */
+export function subscribedId(pattern: RegExp, path: string): string | undefined {
+  const raw = pattern.exec(path)?.[1];
   if (raw === undefined) return undefined;
   let id: string;
   try {

@@ -167,23 +167,37 @@ class Subscriber implements StreamSink {
  * Each event carries its id in its metadata too (wire.ts, withEventId). Null: an entry streams do
  * not show.
  */
-const rendered = new WeakMap<LoggedEvent, string | null | Promise<string | null>>();
-function eventJson(
+const rendered: RenderedEntries = new WeakMap();
+const v1Json = (response: StreamResponse): string => JSON.stringify(SdkStreamCodec.toJSON(response));
+const eventJson = (engine: Engine, entry: LoggedEvent, contextId: string) =>
+  entryJson(rendered, engine, entry, contextId, v1Json);
+
+/** Each entry's JSON in one wire, made once: the cache of {@link entryJson}. */
+export type RenderedEntries = WeakMap<LoggedEvent, string | null | Promise<string | null>>;
+
+/**
+ * A log entry's event JSON in the wire `encode` writes (`closing`: the entry ends the stream), from
+ * `cache` when it was made already; made once for all its streams (see {@link eventJson}).
+ */
+export function entryJson(
+  cache: RenderedEntries,
   engine: Engine,
   entry: LoggedEvent,
   contextId: string,
+  encode: (response: StreamResponse, closing: boolean) => string,
 ): string | null | Promise<string | null> {
-  let json = rendered.get(entry);
+  let json = cache.get(entry);
   if (json === undefined) {
     const render = (full: LoggedEvent): string | null => {
       const response = toStreamResponse(full, contextId);
-      const text = response ? JSON.stringify(SdkStreamCodec.toJSON(withEventId(response, entry.seq))) : null;
-      rendered.set(entry, text);
+      const closing = entry.event.kind === 'status' && settled(entry.event.state);
+      const text = response ? encode(withEventId(response, entry.seq), closing) : null;
+      cache.set(entry, text);
       return text;
     };
     const full = engine.withContent(entry);
     json = full instanceof Promise ? full.then(render) : render(full);
-    if (json instanceof Promise) rendered.set(entry, json);
+    if (json instanceof Promise) cache.set(entry, json);
   }
   return json;
 }
