@@ -1,13 +1,9 @@
 import { toLegacyHTTPError } from '@a2a-js/sdk/compat/v0_3/server';
-import { restStatusFor } from '@a2a-js/sdk/errors';
-import type { Request, Response } from 'express';
-import { openUntil } from '../http/open-subscriptions.js';
-import { toProtocolError } from './errors.js';
+import type { Request } from 'express';
 import { legacyRestEventJson } from './legacy-rest-wire.js';
 import { legacyRender } from './legacy-subscribe.js';
 import type { RestOptions } from './rest-options.js';
-import { withOwnWords, withRetryAfter } from './rest-response.js';
-import { subscribedId } from './rest-subscribe.js';
+import { restStreamFace, subscribedId } from './rest-subscribe.js';
 import type { StreamFace } from './stream-subscriber.js';
 
 /** v0.3's `/v1/tasks/{id}:subscribe`, as the SDK's v0.3 router matches it (its `:taskId` takes a segment). */
@@ -30,22 +26,9 @@ export function legacySubscribeTarget(req: Request, legacy: boolean): string | u
  * `event: error`.
  */
 export function legacyRestStreams(o: RestOptions): StreamFace {
-  const protocolError = (err: unknown) =>
-    toProtocolError(err, 'rest', (cause) => o.logger.error({ err: cause }, 'internal error'));
-  return {
-    engine: o.engine,
-    keepAliveMs: o.keepAliveMs,
-    open: openUntil(o.shutdown),
-    frame: (json) => json,
-    refuse: (res, _id, err) => {
-      const cause = protocolError(err);
-      const r = res as Response;
-      // Only now: a stream that opens holds none of them for its lifetime.
-      withRetryAfter(r);
-      withOwnWords(r, true, o.logger);
-      r.status(restStatusFor(cause)).json(toLegacyHTTPError(cause));
-    },
-    failure: (_id, err) => ({ json: JSON.stringify(toLegacyHTTPError(protocolError(err))), event: 'error' }),
+  return restStreamFace(o, {
+    legacy: true,
+    errorBody: (cause) => toLegacyHTTPError(cause),
     render: legacyRender(o.engine, legacyRestEventJson),
-  };
+  });
 }

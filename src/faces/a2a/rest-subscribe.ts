@@ -48,12 +48,32 @@ export function subscribedId(pattern: RegExp, path: string): string | undefined 
  * a failure mid-stream as its `event: error`.
  */
 export function restStreams(o: RestOptions): StreamFace {
-  const protocolError = (err: unknown) =>
-    toProtocolError(err, 'rest', (cause) => o.logger.error({ err: cause }, 'internal error'));
+  return restStreamFace(o, {
+    legacy: false,
+    contentType: A2A_CONTENT_TYPE,
+    errorBody: (cause, status) => toRestErrorBody(cause, status),
+  });
+}
+
+/** What one version's REST streams differ in: the error body (and its media type) and the events' JSON. */
+export interface RestStreamWire {
+  legacy: boolean;
+  /** Set on a refusal (else Express's JSON type). */
+  contentType?: string;
+  errorBody(cause: unknown, status: number): unknown;
+  render?: StreamFace['render'];
+}
+
+/**
+ * A REST version's stream face: bare events; a refusal with the status the SDK's router gives it
+ * and the version's error body (and our completions of them, rest-response.ts); a failure
+ * mid-stream as its `event: error`.
+ */
+export function restStreamFace(o: RestOptions, wire: RestStreamWire): StreamFace {
   const body = (err: unknown) => {
-    const cause = protocolError(err);
+    const cause = toProtocolError(err, 'rest', (e) => o.logger.error({ err: e }, 'internal error'));
     const status = restStatusFor(cause);
-    return { status, body: toRestErrorBody(cause, status) };
+    return { status, body: wire.errorBody(cause, status) };
   };
   return {
     engine: o.engine,
@@ -65,11 +85,12 @@ export function restStreams(o: RestOptions): StreamFace {
       const r = res as Response;
       // Only now: a stream that opens holds none of them for its lifetime.
       withRetryAfter(r);
-      withOwnWords(r, false, o.logger);
-      r.setHeader('Content-Type', A2A_CONTENT_TYPE);
+      withOwnWords(r, wire.legacy, o.logger);
+      if (wire.contentType) r.setHeader('Content-Type', wire.contentType);
       r.status(refusal.status).json(refusal.body);
     },
     failure: (_id, err) => ({ json: JSON.stringify(body(err).body), event: 'error' }),
+    ...(wire.render ? { render: wire.render } : {}),
   };
 }
 
