@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
-import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import { JsonRpcTransportHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { GenerationAsk } from '../generation.js';
 import { pollWaitMs } from '../generation.js';
 import { SseWriter } from '../http/sse.js';
@@ -35,16 +35,9 @@ export function sdkDispatch(o: JsonRpcOptions): Dispatch {
     '0.3': new LegacyJsonRpcTransportHandler(o.handler),
   };
   return async (req, res, request, ask) => {
-    const state = newCallState(req, res, {
-      principal: request.principal,
-      transport: 'jsonrpc',
-      version: request.version,
-      shutdown: o.shutdown,
-    });
-    state.generation = ask;
+    const { state, context } = jsonRpcCall(req, res, request, o.shutdown, ask);
     state.pollWaitMs = pollWaitMs(req.headers.prefer);
     const stopHold = BLOCKING.has(request.method) ? heldAnswer(state, res, o.keepAliveMs) : undefined;
-    const context = newCallContext(state, extensionsOf(req));
     const outcome = (await transports[request.version].handle(request.body, context)) as Outcome;
     if (!STREAMING.has(request.method) || !(Symbol.asyncIterator in outcome)) {
       stopHold?.();
@@ -66,11 +59,33 @@ function heldAnswer(state: CallState, res: ServerResponse, keepAliveMs: number):
   return () => stopHold?.();
 }
 
-export const extensionsOf = (req: IncomingMessage): string[] =>
+const extensionsOf = (req: IncomingMessage): string[] =>
   String(req.headers['a2a-extensions'] ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/**
+ * A checked request's call state and the SDK's call context over it (its extensions from the
+ * A2A-Extensions header), as the SDK's transport and the faces that start a send themselves
+ * (jsonrpc-send-stream.ts, legacy-send.ts) hand them to our request handler.
+ */
+export function jsonRpcCall(
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: JsonRpcRequest,
+  shutdown: AbortSignal,
+  ask: GenerationAsk | undefined,
+): { state: CallState; context: ServerCallContext } {
+  const state = newCallState(req, res, {
+    principal: request.principal,
+    transport: 'jsonrpc',
+    version: request.version,
+    shutdown,
+  });
+  state.generation = ask;
+  return { state, context: newCallContext(state, extensionsOf(req)) };
+}
 
 /** A method's one answer; an InternalError goes with HTTP 500, logged. */
 function answer(

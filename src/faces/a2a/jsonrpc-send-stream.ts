@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Extensions, SendMessageRequest } from '@a2a-js/sdk';
+import { SendMessageRequest } from '@a2a-js/sdk';
 import type { GenerationAsk } from '../generation.js';
-import { newCallContext, newCallState } from './call-state.js';
+import { jsonRpcCall } from './jsonrpc-dispatch.js';
 import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import type { StreamStart } from './request-handler.js';
@@ -24,17 +24,10 @@ export async function serveSendStream(
   if (request.version !== '1.0' || request.method !== 'SendStreamingMessage') return false;
   const params = sendParams(request.params);
   if (params === undefined) return false;
-  const state = newCallState(req, res, {
-    principal: request.principal,
-    transport: 'jsonrpc',
-    version: '1.0',
-    shutdown: o.shutdown,
-  });
-  state.generation = ask;
-  const extensions = Extensions.parseServiceParameter(String(req.headers['a2a-extensions'] ?? ''));
+  const { state, context } = jsonRpcCall(req, res, request, o.shutdown, ask);
   let start: StreamStart;
   try {
-    start = await o.handler.startStream(params, newCallContext(state, extensions));
+    start = await o.handler.startStream(params, context);
   } catch (err) {
     // Refused before the stream opened (MAX_STREAMS, a message refused): a plain JSON-RPC error.
     face.refuse(res, request.id, err);

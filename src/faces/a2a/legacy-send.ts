@@ -5,8 +5,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { ownerKey } from '../../auth/principal.js';
 import type { GenerationAsk } from '../generation.js';
 import { SseWriter } from '../http/sse.js';
-import { newCallContext, newCallState } from './call-state.js';
-import { extensionsOf } from './jsonrpc-dispatch.js';
+import { jsonRpcCall } from './jsonrpc-dispatch.js';
 import type { JsonRpcRequest } from './jsonrpc-envelope.js';
 import type { JsonRpcOptions } from './jsonrpc-options.js';
 import { legacyEventJson } from './legacy-subscribe.js';
@@ -50,14 +49,7 @@ export async function serveLegacySend(
   ask: GenerationAsk | undefined,
 ): Promise<boolean> {
   if (request.version !== '0.3' || request.method !== 'message/stream') return false;
-  const state = newCallState(req, res, {
-    principal: request.principal,
-    transport: 'jsonrpc',
-    version: '0.3',
-    shutdown: send.shutdown,
-  });
-  state.generation = ask;
-  const context = newCallContext(state, extensionsOf(req));
+  const { state, context } = jsonRpcCall(req, res, request, send.shutdown, ask);
   const params = await convertedParams(send.converter, request.body, context);
   if (params === undefined) return false;
   let start: StreamStart;
