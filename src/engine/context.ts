@@ -6,7 +6,7 @@ import type { Journal } from './journal.js';
 import type { EngineLimits } from './limits.js';
 import type { EngineObserver } from './observer.js';
 import type { PushConfigs } from './push-configs.js';
-import type { QueueCountsCache } from './queue-counts.js';
+import type { FullQueues, QueueCountsCache } from './queue-counts.js';
 import type { SkillRegistry } from './registry.js';
 import type { TooManyTasks } from './store-port.js';
 import type { StreamSlots } from './stream-slots.js';
@@ -36,6 +36,8 @@ export interface EngineContext {
   claimPolicy: ClaimPolicy;
   /** Queued tasks' standing counts, kept for a second (engine/queue.ts). */
   queueCounts: QueueCountsCache;
+  /** Owners' queues counted full in the last second: a create behind one counts nothing. */
+  fullQueues: FullQueues;
   /** Task streams open per holder, bounded (MAX_STREAMS). */
   streams: StreamSlots;
 }

@@ -27,7 +27,8 @@ import {
 import type { OperatorPage } from './operator-port.js';
 import type { NotificationKey } from './push.js';
 import { PushConfigs } from './push-configs.js';
-import { QueueCountsCache } from './queue-counts.js';
+import { AHEAD_COUNT_CAP } from './queue.js';
+import { FullQueues, QueueCountsCache } from './queue-counts.js';
 import {
   artifactFile,
   get,
@@ -109,6 +110,7 @@ export class Engine {
       priorities: options.priorities ?? { max: 10, stepMs: 60_000 },
       claimPolicy: options.claimPolicy ?? {},
       queueCounts: new QueueCountsCache(),
+      fullQueues: new FullQueues(AHEAD_COUNT_CAP),
       streams: new StreamSlots(limits.maxStreams),
     };
   }

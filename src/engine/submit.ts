@@ -81,6 +81,9 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
   const first: Message = { ...said, messageId, taskId: id, contextId };
   // No lookup of the key first: createTask answers a retry with the task it made, in the same
   // transaction (an expired one, not swept yet, no longer counts: the retry makes a new task).
+  const queueAt = now - priority * core.priorities.stepMs;
+  // Behind a queue known full, the counts are known too: the create reads none (queue-counts.ts).
+  const known = core.fullQueues.countsAt(s.owner, skill.id, queueAt, now);
   const started = performance.now();
   const { result, created, counts } = await storeRefusals(
     journal.store.createTask({
@@ -91,7 +94,7 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
       priority,
       // A priority moves the task earlier in its owner's queue only: it ages past a later task of
       // higher priority once it waited their difference in steps (no starvation within an owner).
-      queueAt: now - priority * core.priorities.stepMs,
+      queueAt,
       skill: skill.id,
       input,
       metadata: s.metadata,
@@ -104,7 +107,7 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
       maxActive: core.maxActiveTasks || undefined,
       trace: activeCarrier(),
       // Where the new task stands, counted in its own transaction: its answer shows it, as a poll does.
-      queueCap: AHEAD_COUNT_CAP,
+      queueCap: known ? undefined : AHEAD_COUNT_CAP,
       events: [
         { kind: 'message', message: first },
         { kind: 'status', state: 'submitted' },
@@ -123,7 +126,8 @@ async function create(core: EngineContext, s: Submission, span: Span): Promise<S
   journal.observer.created(skill.id);
   journal.queued();
   // The write returned the whole new task: no need to read it back.
-  const record = withCounts(core, result.record, counts, now);
+  if (counts) core.fullQueues.counted(s.owner, skill.id, queueAt, counts, now);
+  const record = withCounts(core, result.record, counts ?? known, now);
   return { view: foldView(record, result.events, undefined, core.artifactUrl), created };
 }
 

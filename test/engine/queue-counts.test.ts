@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COUNTS_KEPT, QueueCountsCache } from '../../src/engine/queue-counts.js';
+import { COUNTS_KEPT, FULL_QUEUES_KEPT, FullQueues, QueueCountsCache } from '../../src/engine/queue-counts.js';
 
 const counts = (ahead: number) => ({ ahead, tenantRunning: 0, skillRunning: 0, running: 0 });
 
@@ -42,5 +42,31 @@ describe('QueueCountsCache', () => {
     // The newest are kept, for a poll right after the create.
     const last = 10 * COUNTS_KEPT - 1;
     expect(cache.get(`new-${last}`, '2:1000', 1_000 + last)).toEqual(counts(last % 250));
+  });
+});
+
+describe('FullQueues', () => {
+  it('knows the counts behind a queue counted full for a second, for tasks placed after it', () => {
+    const full = new FullQueues(250);
+    full.counted('alice', 'export', 5_000, counts(249), 1_000);
+    expect(full.countsAt('alice', 'export', 6_000, 1_000)).toBeUndefined(); // not full: nothing known
+    full.counted('alice', 'export', 5_000, counts(250), 1_000);
+    expect(full.countsAt('alice', 'export', 5_001, 1_999)).toEqual(counts(250));
+    // At the same place the ids order them; before it, another skill's or owner's queue, or a second later: unknown.
+    for (const [owner, skill, at, now] of [
+      ['alice', 'export', 5_000, 1_500],
+      ['alice', 'export', 4_999, 1_500],
+      ['alice', 'sleep', 6_000, 1_500],
+      ['bob', 'export', 6_000, 1_500],
+      ['alice', 'export', 6_000, 2_000],
+    ] as const)
+      expect(full.countsAt(owner, skill, at, now)).toBeUndefined();
+  });
+
+  it(`remembers at most ${FULL_QUEUES_KEPT} queues`, () => {
+    const full = new FullQueues(250);
+    for (let i = 0; i <= FULL_QUEUES_KEPT; i++) full.counted(`owner-${i}`, 'export', 0, counts(250), 0);
+    expect(full.countsAt('owner-0', 'export', 1, 0)).toBeUndefined();
+    expect(full.countsAt(`owner-${FULL_QUEUES_KEPT}`, 'export', 1, 0)).toEqual(counts(250));
   });
 });

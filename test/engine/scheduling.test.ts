@@ -98,6 +98,24 @@ describe('a create and a list page show where a task stands', () => {
     expect(stamps.mock.calls.map(([, , queue]) => queue)).toEqual([undefined, undefined, undefined]);
   });
 
+  it('a create behind a queue counted full (250 ahead) in the last second counts nothing, and shows that count', async () => {
+    open();
+    for (let i = 0; i <= 250; i++) await h.engine.submit({ owner: ALICE, skill: 'short', input: {} });
+    const creates = vi.spyOn(h.store, 'createTask');
+    const create = async (owner: string, priority?: number) =>
+      (await h.engine.submit({ owner, skill: 'short', input: {}, priority })).view.record.queue;
+    const capsAsked = () => creates.mock.calls.splice(0).map(([task]) => task.queueCap);
+    expect(await create(ALICE)).toEqual({ position: 251, ahead: 250, reason: 'no free slot' });
+    expect(capsAsked()).toEqual([undefined]);
+    // Placed before the full count's task (a priority), another owner's, or a second later: counted.
+    expect(await create(ALICE, 3)).toEqual({ position: 1, ahead: 0, reason: 'no free slot' });
+    expect(await create(CAROL)).toEqual({ position: 1, ahead: 0, reason: 'no free slot' });
+    expect(capsAsked()).toEqual([250, 250]);
+    skew = lastTick - Date.now() + 1_000; // each create reads the clock, which runs ahead of the wall's
+    expect(await create(ALICE)).toEqual({ position: 251, ahead: 250, reason: 'no free slot' });
+    expect(capsAsked()).toEqual([250]);
+  });
+
   it('each queued item of a list page shows what a read of it shows, counted once for the page', async () => {
     open();
     const ids: string[] = [];

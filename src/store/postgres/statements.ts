@@ -20,6 +20,15 @@ export const beginClaim = (schema: string): string =>
 
 const ACTIVE = "('submitted', 'working', 'input-required', 'auth-required')";
 
+/**
+ * The running tasks (of table alias `t`, '' for none): working and not expired, at `now`. The expiry
+ * is compared as an expression (`+ 0`) so that no index of it drives the scan: without statistics
+ * (a new schema, or autovacuum off) the planner ANDed the bitmap of tasks_by_expiry, every stored
+ * task, to the partial index of the few running ones, and each count then cost what the table holds
+ * (0.65 ms at 50,000 tasks where it costs 0.05: a fifth of PostgreSQL's CPU a create, by perf).
+ */
+const running = (t: string, now: string) => `${t}state = 'working' AND ${t}expires_at + 0 > ${now}`;
+
 const LIST_WHERE = `owner = $1 AND expires_at > $2
   AND ($3::text IS NULL OR context_id = $3)
   AND ($4::text IS NULL OR state = $4)
@@ -45,7 +54,7 @@ const logOf = (id: string) => `(SELECT '[' || string_agg(
 /** The running tasks of a tenant, of a skill, and in all, as one int[] (see toQueueCounts). */
 const runningCounts = (tenant: string, skill: string, now: string) =>
   `(SELECT ARRAY[count(*) FILTER (WHERE w.tenant = ${tenant}), count(*) FILTER (WHERE w.skill = ${skill}),
-      count(*)]::int[] FROM tasks w WHERE w.state = 'working' AND w.expires_at > ${now})`;
+      count(*)]::int[] FROM tasks w WHERE ${running('w.', now)})`;
 
 /**
  * A claim's skill filter (store-port.ts SkillFilter) on a task's `skill`: `only` and `except` are
@@ -250,7 +259,7 @@ const SQL = {
         FROM (SELECT id, queue_at FROM tasks WHERE state = 'submitted' AND owner = $1 AND expires_at > $2
           ORDER BY queue_at, id LIMIT $9) h),
       w AS MATERIALIZED (SELECT tenant, skill, count(*)::int AS n FROM tasks
-        WHERE state = 'working' AND expires_at > $2 GROUP BY tenant, skill)
+        WHERE ${running('', '$2')} GROUP BY tenant, skill)
     SELECT t.*,
       CASE WHEN t.state = 'submitted'
         THEN COALESCE((SELECT head.ahead::int FROM head WHERE head.id = t.id), $9::int) END AS ahead,
@@ -293,7 +302,7 @@ const SQL = {
       ORDER BY t.queue_at, t.id LIMIT $2) h)
     SELECT (SELECT coalesce(json_agg(q), '[]') FROM q)::text AS queued,
       (SELECT coalesce(json_agg(r), '[]') FROM (SELECT tenant, owner, skill, count(*)::int AS n FROM tasks
-        WHERE state = 'working' AND expires_at > $1 GROUP BY tenant, owner, skill) r)::text AS running,
+        WHERE ${running('', '$1')} GROUP BY tenant, owner, skill) r)::text AS running,
       (SELECT coalesce(json_agg(s), '[]') FROM (SELECT key, last_at FROM scheduler_turns
         WHERE key IN (SELECT 't:' || CASE WHEN tenant = '' THEN owner ELSE tenant END FROM q
           UNION SELECT 'o:' || owner FROM q)) s)::text AS turns`,
