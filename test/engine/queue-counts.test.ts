@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { COUNTS_KEPT, FULL_QUEUES_KEPT, FullQueues, QueueCountsCache } from '../../src/engine/queue-counts.js';
+import {
+  COUNTS_KEPT,
+  FULL_QUEUES_KEPT,
+  FullQueues,
+  QueueCountsCache,
+} from '../../src/engine/queue-counts.js';
 
 const counts = (ahead: number) => ({ ahead, tenantRunning: 0, skillRunning: 0, running: 0 });
 
