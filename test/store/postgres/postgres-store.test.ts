@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresUrl, skipWithoutPostgres } from '../../../spec-tests/postgres.js';
 import { MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { STATEMENTS } from '../../../src/store/postgres/statements.js';
 import { storeContract } from '../contract.js';
 
 const schemas: string[] = [];
@@ -16,6 +17,55 @@ describe.skipIf((await skipWithoutPostgres()) !== undefined)('PostgresStore', ()
     const schema = freshSchema();
     schemas.push(schema);
     return PostgresStore.open({ url: postgresUrl, schema, poolMax: 10 });
+  });
+
+  // A custom plan is made again on each execution: for a transition's write that was half of the
+  // database's CPU a write. The planner judges from its row estimates, so a clause it cannot bound
+  // (generate_series over a parameter: 1,000 rows) can turn every write back into a custom plan.
+  it("plans a transition's write once per connection: its generic plan is the one chosen", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    await (await PostgresStore.open({ url: postgresUrl, schema, poolMax: 1 })).close();
+    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      // What a job's ending sends (postgres-store.ts write): two events, the lease released.
+      const values = [
+        'no-such-task',
+        ['working'],
+        'completed',
+        null,
+        null,
+        null,
+        'lease',
+        true,
+        2,
+        Date.now(),
+        null,
+        null,
+        ['artifact', 'status'],
+        ['{}', '{}'],
+        [2],
+        'channel',
+        'notice',
+        0,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+      ];
+      for (let i = 0; i < 10; i++) await client.query({ ...STATEMENTS.guardedWrite, values });
+      const { rows } = await client.query(
+        'SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1',
+        [STATEMENTS.guardedWrite.name],
+      );
+      // The first five are custom (PostgreSQL's rule); the rest use the generic plan.
+      expect(rows).toEqual([{ generic: 5, custom: 5 }]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('refuses a schema migrated by a newer taskhandle, naming both versions', async () => {
