@@ -375,7 +375,10 @@ describe('gRPC errors, rates and versions (a plain grpc-js client)', () => {
   });
 });
 
-describe('gRPC GetTask and the rate limit', () => {
+describe('gRPC calls and the rate limit', () => {
+  // A caller is admitted by the GetTask hot path, by the SDK's user builder, or by the first and then
+  // handed to the second: one rate-limit token a call whichever way it goes.
+
   it('a GetTask the task cache cannot answer (an unknown task) spends one request of the rate, not two', async () => {
     const agent = await launch({ env: { ...GRPC_ON, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '4' } });
     try {
@@ -385,6 +388,30 @@ describe('gRPC GetTask and the rate limit', () => {
       const codes: number[] = [];
       for (let i = 0; i < 4; i++) codes.push((await rawGetTask(target, new Metadata())).code);
       expect(codes).toEqual([GRPC.NOT_FOUND, GRPC.NOT_FOUND, GRPC.NOT_FOUND, GRPC.NOT_FOUND]);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('a SendMessage spends one request of the rate, answered or refused, and a refusal keeps its ErrorInfo', async () => {
+    const agent = await launch({
+      env: { ...GRPC_ON, ...QUICK_STOP, RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '4' },
+    });
+    try {
+      const client = await grpcClient(agent);
+      const sent = asTask(
+        await client.sendMessage(skillRequest('sleep', { seconds: 60 }, { returnImmediately: true })),
+      );
+      expect(sent.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+      const unknown = await failure(client.sendMessage(skillRequest('no-such-skill', {})));
+      expect(unknown).toMatchObject({ status: GRPC.INVALID_ARGUMENT, reason: 'INVALID_PARAMS' });
+      expect(unknown.message).toMatch(/no-such-skill/);
+      // The burst's last two: a call admitted twice would have been refused at the third.
+      for (let i = 0; i < 2; i++)
+        asTask(await client.sendMessage(skillRequest('sleep', { seconds: 60 }, { returnImmediately: true })));
+      expect((await failure(client.sendMessage(skillRequest('sleep', { seconds: 60 })))).status).toBe(
+        GRPC.RESOURCE_EXHAUSTED,
+      );
     } finally {
       await agent.stop();
     }

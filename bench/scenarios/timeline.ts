@@ -88,8 +88,11 @@ function oneJob(url: string): Promise<Marks> {
     const parser = createParser({
       onEvent: (event) => {
         const data = event.data;
-        if (at.created === undefined) mark('created');
-        else if (data.includes('"artifactUpdate"')) mark('artifact');
+        if (at.created === undefined) {
+          mark('created');
+          // A job that ended before its stream's first read shows its artifact in that snapshot.
+          if (data.includes('"artifactId"')) mark('artifact');
+        } else if (data.includes('"artifactUpdate"')) mark('artifact');
         else if (data.includes('TASK_STATE_WORKING')) mark('working');
         if (data.includes('TASK_STATE_COMPLETED')) mark('completed');
         else if (/TASK_STATE_(FAILED|CANCELED|REJECTED)/.test(data))
