@@ -11,7 +11,7 @@ import type { LoggedEvent } from './events.js';
 import { LIST_PAGE_BYTES, viewBytes } from './limits.js';
 import { AHEAD_COUNT_CAP, stampWithStanding, withCounts, withStanding } from './queue.js';
 import type { ListPage } from './store-port.js';
-import type { QueueStanding, TaskRecord, TaskState, TaskView } from './task.js';
+import { isTerminal, type QueueStanding, type TaskRecord, type TaskState, type TaskView } from './task.js';
 import { foldView } from './view.js';
 
 export interface ListOptions {
@@ -45,6 +45,20 @@ export async function get(
   const found = await store.getTaskWithLog(id, now(), owner);
   if (!found) throw notFound(id);
   return foldView(await withStanding(core, found.record), found.log, historyLength, core.artifactUrl);
+}
+
+/**
+ * The caller's task as a view while it has not ended; an ended one is refused (a stream of it has
+ * nothing to wait for) before its log is read: a log of thousands of events costs its refusal nothing.
+ */
+export async function activeView(core: EngineContext, owner: string, id: string): Promise<TaskView> {
+  const { store, now } = core.journal;
+  const found = await store.getTaskWithLog(id, now(), owner, true);
+  if (!found) throw notFound(id);
+  const { state } = found.record;
+  if (isTerminal(state))
+    throw new EngineError('unsupported-operation', `Task ${id} is ${state}; nothing to stream`);
+  return foldView(await withStanding(core, found.record), found.log, undefined, core.artifactUrl);
 }
 
 /** A key that changes whenever the task's view may have changed (see {@link viewVersion}). */

@@ -246,12 +246,15 @@ export interface TaskStore {
   getTaskStamp(id: string, now: number, queue?: StampQueue): Promise<TaskStamp | undefined>;
   /**
    * The record plus the entries of its log that make up its view (all but `progress`), oldest first.
-   * With `owner`, another owner's task is not read at all: it is missing, as an unknown id is.
+   * With `owner`, another owner's task is not read at all: it is missing, as an unknown id is. With
+   * `activeOnly`, a task that has ended comes with an empty log, its log not read: what refuses it
+   * (a stream of it) needs its state alone.
    */
   getTaskWithLog(
     id: string,
     now: number,
     owner?: string,
+    activeOnly?: boolean,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined>;
   /**
    * One piece of a blob part (pieces are {@link BLOB_PIECE_BYTES} long but the last): the `piece`-th

@@ -1,7 +1,6 @@
 import type { EngineContext } from './context.js';
-import { EngineError } from './errors.js';
 import type { HubListener, LoggedEvent } from './events.js';
-import { get, record } from './reads.js';
+import { activeView, get, record } from './reads.js';
 import { type StreamItem, type SubscribeOptions, settled } from './streams.js';
 import { isTerminal, type TaskState } from './task.js';
 
@@ -109,14 +108,8 @@ class Subscription implements HubListener, StreamHandle {
     // Before the read: nothing committed after it goes unheard.
     this.#core.journal.hub.subscribe(this.#id, this);
     if (o.afterSeq === undefined) {
-      const view = await get(this.#core, owner, this.#id);
+      const view = await (o.requireActive ? activeView : get)(this.#core, owner, this.#id);
       if (this.#closed) return;
-      if (o.requireActive && isTerminal(view.record.state)) {
-        throw new EngineError(
-          'unsupported-operation',
-          `Task ${this.#id} is ${view.record.state}; nothing to stream`,
-        );
-      }
       // A stream may stay open for hours: it keeps the record's numbers, not the whole task.
       this.#cursor = view.record.lastSeq;
       this.#contextId = view.record.contextId;

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineSkill } from '../../src/engine/skill.js';
 import type { StreamItem } from '../../src/engine/streams.js';
@@ -136,10 +136,17 @@ describe('engine.stream', () => {
     const items = await drain(h.engine.stream(OWNER, id, { signal: streams.signal }));
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ kind: 'task', view: { record: { state: 'completed' } } });
+    // Refused from the task's record alone: its log is not read for it.
+    const reads = vi.spyOn(h.store, 'getTaskWithLog');
     const refused = await thrown(() =>
       drain(h.engine.stream(OWNER, id, { requireActive: true, signal: streams.signal })),
     );
-    expect(refused).toMatchObject({ code: 'unsupported-operation' });
+    expect(refused).toMatchObject({
+      code: 'unsupported-operation',
+      message: `Task ${id} is completed; nothing to stream`,
+    });
+    expect(reads.mock.calls).toEqual([[id, expect.any(Number), OWNER, true]]);
+    expect((await reads.mock.results[0]?.value)?.log).toEqual([]);
   });
 
   it('ends with the canceled status when a queued task is canceled', async () => {

@@ -238,11 +238,13 @@ export class PostgresStore implements TaskStore {
     id: string,
     now: number,
     owner?: string,
+    activeOnly = false,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
     const row = await this.#db.one<TaskRow & { log: string | null }>(Q.getTaskWithLog, [
       id,
       now,
       owner ?? null,
+      activeOnly,
     ]);
     if (!row) return undefined;
     return { record: toRecord(row), log: parseLog(id, row.log) };

@@ -5,6 +5,8 @@
  * other instances, at commit and only if it commits, that a task's log grew.
  */
 
+import { isTerminal, TASK_STATES } from '../../engine/task.js';
+
 export interface Statement {
   name: string;
   text: string;
@@ -19,6 +21,10 @@ export const beginClaim = (schema: string): string =>
   `BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('taskhandle.claim.${schema.replaceAll("'", "''")}', 0))`;
 
 const ACTIVE = "('submitted', 'working', 'input-required', 'auth-required')";
+/** The states a task ends in, as an SQL list. */
+const TERMINAL = `(${TASK_STATES.filter(isTerminal)
+  .map((s) => `'${s}'`)
+  .join(', ')})`;
 
 /**
  * The running tasks (of table alias `t`, '' for none): working and not expired, at `now`. The expiry
@@ -205,7 +211,8 @@ const SQL = {
     JOIN tasks t ON t.id = r.id AND t.expires_at > r.now`,
   // The record and its view's log in one statement, so in one snapshot; the log comes as one JSON
   // document built from the stored payloads, parsed once.
-  getTaskWithLog: `SELECT t.*, ${logOf('t.id')} AS log
+  // With $4, an ended task's log is not read (CASE runs the subquery only in its branch).
+  getTaskWithLog: `SELECT t.*, CASE WHEN $4::boolean AND t.state IN ${TERMINAL} THEN NULL ELSE ${logOf('t.id')} END AS log
     FROM tasks t WHERE id = $1 AND expires_at > $2 AND ($3::text IS NULL OR owner = $3)`,
   // $1 id, $2 from, $3 to, $4 status_message, $5 progress, $6 poll_interval_ms, $7 lease_token,
   // $8 release, $9 n, $10 at, $11 approvers, $12 input_deadline, $13 kinds, $14 payloads,

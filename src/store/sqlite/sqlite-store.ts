@@ -36,7 +36,7 @@ import type {
   WriteResult,
 } from '../../engine/store-port.js';
 import { TooManyTasks } from '../../engine/store-port.js';
-import type { TaskRecord, TaskState } from '../../engine/task.js';
+import { isTerminal, type TaskRecord, type TaskState } from '../../engine/task.js';
 import { blobPieces, refuseOverQuota } from '../blobs.js';
 import { decodeCursor } from '../cursor.js';
 import { pageStanding } from '../page-standing.js';
@@ -236,14 +236,17 @@ export class SqliteStore implements TaskStore {
     id: string,
     now: number,
     owner?: string,
+    activeOnly = false,
   ): Promise<{ record: TaskRecord; log: LoggedEvent[] } | undefined> {
     // One connection and synchronous statements: no write can fall between these two reads.
     const row = (
       owner === undefined ? this.#q.getTask.get(id, now) : this.#q.getOwnTask.get(id, now, owner)
     ) as TaskRow | undefined;
     if (!row) return undefined;
+    const record = toRecord(row);
+    if (activeOnly && isTerminal(record.state)) return { record, log: [] };
     const log = (this.#q.viewEvents.all(id) as EventRow[]).map((e) => toLogged(id, e));
-    return { record: toRecord(row), log };
+    return { record, log };
   }
 
   async listTasks(f: ListFilter): Promise<ListPage> {

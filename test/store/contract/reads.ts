@@ -15,6 +15,28 @@ export function readContract(c: Contract): void {
       expect(await c.store.getTask(record.id, T0 + 5000)).toBeUndefined();
     });
 
+    it('getTaskWithLog activeOnly: a task that has ended comes without its log; one that has not, with it', async () => {
+      const active = await create();
+      const ended = await create();
+      await write(active.id, { events: [note('still going')] });
+      await write(ended.id, {
+        to: 'completed',
+        events: [note('done'), { kind: 'status', state: 'completed' }],
+      });
+      const whole = await c.store.getTaskWithLog(ended.id, T0 + 20);
+      expect(whole?.log.length).toBe(4);
+      expect(await c.store.getTaskWithLog(ended.id, T0 + 20, 'alice', true)).toEqual({
+        record: whole?.record,
+        log: [],
+      });
+      // Ownership still decides first: another owner's task is missing, ended or not.
+      expect(await c.store.getTaskWithLog(ended.id, T0 + 20, 'mallory', true)).toBeUndefined();
+      expect(await c.store.getTaskWithLog(active.id, T0 + 20, 'alice', true)).toEqual(
+        await c.store.getTaskWithLog(active.id, T0 + 20),
+      );
+      expect((await c.store.getTaskWithLog(active.id, T0 + 20, 'alice', true))?.log.length).toBe(3);
+    });
+
     it('getTaskStamp gives owner, state, lastSeq and updatedAt, moving with every write, hidden once expired', async () => {
       const record = await create({ expiresAt: T0 + 1000 });
       expect(await c.store.getTaskStamp(record.id, T0)).toEqual({
