@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import {
   type ArtifactsSoFar,
+  ArtifactTally,
   artifactCap,
   artifactsSoFar,
   planArtifact,
@@ -53,6 +54,19 @@ export interface LeaseState {
   /** Until when the lease holds (heartbeats say). */
   leaseExpiresAt?: number;
   cancelRequested: boolean;
+}
+
+/** Remote runs whose artifacts are kept counted between a worker's calls, at most; past it the oldest goes. */
+export const TALLIES_KEPT = 1_000;
+
+/**
+ * A remote run's artifacts as counted after its last artifact write on this instance: good while
+ * the task's log still ends where that write left it (`lastSeq`) under the same lease.
+ */
+interface KeptTally {
+  leaseToken: string;
+  lastSeq: number;
+  tally: ArtifactTally;
 }
 
 /** What a worker's question asks. */
@@ -112,6 +126,8 @@ export class ArtifactRefused extends Error {
 export class RemoteRuns {
   readonly #o: RemoteRunsOptions;
   readonly #desk: ClaimDesk<WorkerClaim, ClaimedJob>;
+  /** Each remote run's artifacts as counted after its last artifact write here (see #tallyOf). */
+  readonly #tallies = new Map<string, KeptTally>();
   readonly #unlisten: (() => void)[] = [];
 
   constructor(options: RemoteRunsOptions) {
@@ -187,7 +203,7 @@ export class RemoteRuns {
     update: ArtifactUpdate,
   ): Promise<{ artifactId: string } & LeaseState> {
     const held = await this.#held(taskId, leaseToken);
-    const artifactId = await this.#writeArtifact(held, update);
+    const { artifactId } = await this.#writeArtifact(held, update, held.record.lastSeq);
     return { artifactId, ...this.#stateOf(held.record) };
   }
 
@@ -292,7 +308,10 @@ export class RemoteRuns {
     const { held, soFar } = mayReply
       ? await this.#heldSoFar(taskId, leaseToken)
       : { held: await this.#held(taskId, leaseToken), soFar: undefined };
-    for (const update of outcome.artifacts ?? []) await this.#writeArtifact(held, update);
+    let lastSeq = held.record.lastSeq;
+    for (const update of outcome.artifacts ?? [])
+      ({ lastSeq } = await this.#writeArtifact(held, update, lastSeq));
+    this.#tallies.delete(taskId);
     const message = outcome.message === undefined ? undefined : held.text(outcome.message);
     const reply =
       soFar && message
@@ -396,6 +415,11 @@ export class RemoteRuns {
 
   /** A write of the held task, guarded by its lease; LeaseLost when it no longer holds. */
   async #commit(held: HeldTask, w: Omit<GuardedWrite, 'taskId' | 'from' | 'at'>): Promise<LeaseState> {
+    return this.#stateOf((await this.#written(held, w)).record);
+  }
+
+  /** {@link #commit}, resolving with what the store wrote. */
+  async #written(held: HeldTask, w: Omit<GuardedWrite, 'taskId' | 'from' | 'at'>): Promise<WriteResult> {
     const { journal } = this.#o;
     const result: WriteResult | undefined = await journal.commit({
       ...w,
@@ -405,31 +429,58 @@ export class RemoteRuns {
       at: journal.now(),
     });
     if (!result) throw this.#lost(held.record.id);
-    return this.#stateOf(result.record);
+    return result;
   }
 
-  async #writeArtifact(held: HeldTask, update: ArtifactUpdate): Promise<string> {
+  /**
+   * Writes one artifact update of the held task, whose log ends at `lastSeq` as far as the caller
+   * knows; resolves with the artifact's id and where the log ends after the write.
+   */
+  async #writeArtifact(
+    held: HeldTask,
+    update: ArtifactUpdate,
+    lastSeq: number,
+  ): Promise<{ artifactId: string; lastSeq: number }> {
     const { engine } = this.#o;
-    const soFar = await this.#soFar(held);
+    const kept = await this.#tallyOf(held, lastSeq);
     let plan: ReturnType<typeof planArtifact>;
     try {
-      plan = planArtifact(update, soFar, engine.limits, {
+      plan = planArtifact(update, kept.tally, engine.limits, {
         owner: held.record.owner,
         maxArtifactBytes: engine.skills.get(held.record.skill)?.maxArtifactBytes,
       });
     } catch (err) {
       return this.#refusedArtifact(held, err);
     }
-    await this.#commit(held, plan.write).catch((err: unknown) => this.#refusedArtifact(held, err));
-    return plan.artifactId;
+    const result = await this.#written(held, plan.write).catch((err: unknown) =>
+      this.#refusedArtifact(held, err),
+    );
+    kept.tally.wrote(plan, result.events[0]?.seq ?? result.record.lastSeq);
+    kept.lastSeq = result.record.lastSeq;
+    return { artifactId: plan.artifactId, lastSeq: kept.lastSeq };
   }
 
-  /** The task's artifacts as its log holds them now. */
-  async #soFar(held: HeldTask): Promise<ArtifactsSoFar> {
+  /**
+   * The task's artifacts as its log holds them now: as counted after this run's last artifact write
+   * here when nothing was written since, else read from the log. A worker appending chunk after chunk
+   * read the whole log, which each chunk made longer, before every one of them.
+   */
+  async #tallyOf(held: HeldTask, lastSeq: number): Promise<KeptTally> {
     const { journal } = this.#o;
-    const found = await journal.store.getTaskWithLog(held.record.id, journal.now());
-    if (!found) throw this.#lost(held.record.id);
-    return soFarOf(found.log);
+    const id = held.record.id;
+    const kept = this.#tallies.get(id);
+    if (kept?.leaseToken === held.leaseToken && kept.lastSeq === lastSeq) return kept;
+    const found = await journal.store.getTaskWithLog(id, journal.now());
+    if (!found) throw this.#lost(id);
+    const fresh = {
+      leaseToken: held.leaseToken,
+      lastSeq: found.record.lastSeq,
+      tally: new ArtifactTally(soFarOf(found.log)),
+    };
+    this.#tallies.delete(id);
+    this.#tallies.set(id, fresh);
+    if (this.#tallies.size > TALLIES_KEPT) this.#tallies.delete(this.#tallies.keys().next().value as string);
+    return fresh;
   }
 
   /**
