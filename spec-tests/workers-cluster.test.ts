@@ -29,7 +29,7 @@ describe.skipIf(noPostgres)('remote workers across instances (PostgreSQL)', () =
   beforeAll(async () => {
     cluster = await startCluster(2, {
       apiKeys: { alice: 'acme', robot: 'ops' },
-      env: { SKILLS, BUILTIN_SKILLS: 'none', WORKERS: 'ops/robot' },
+      env: { SKILLS, BUILTIN_SKILLS: 'none', WORKERS: 'ops/robot', MAX_ARTIFACT_BYTES: '200000' },
     });
   }, 60_000);
   afterAll(async () => {
@@ -64,6 +64,29 @@ describe.skipIf(noPostgres)('remote workers across instances (PostgreSQL)', () =
     const { jobs } = await waiting;
     expect(jobs.map((j: Json) => j.taskId)).toEqual([created.taskId]);
     await post(a.url, `/v1/workers/jobs/${created.taskId}/complete`, robot, {}, jobs[0].lease.token);
+  });
+
+  it("an artifact appended to through both instances counts every chunk: one instance's count does not miss the other's", async () => {
+    const [a, b] = cluster.agents as [Cluster['agents'][0], Cluster['agents'][0]];
+    const robot = a.keys.robot as string;
+    const created = await post(b.url, '/v1/jobs', b.keys.alice as string, { skill: 'render', input: {} });
+    const { jobs } = await post(a.url, '/v1/workers/claims', robot, { waitMs: 5_000 });
+    expect(jobs.map((j: Json) => j.taskId)).toEqual([created.taskId]);
+    const token = jobs[0].lease.token as string;
+    const chunk = 'x'.repeat(60_000);
+    const append = (url: string, first = false) =>
+      fetch(`${url}/v1/workers/jobs/${created.taskId}/artifacts`, {
+        method: 'POST',
+        headers: { 'X-API-Key': robot, 'Lease-Token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ artifactId: 'frames', append: !first, parts: [{ text: chunk }] }),
+      });
+    expect((await append(a.url, true)).status).toBe(200);
+    expect((await append(b.url)).status).toBe(200);
+    // a counted 60,000 after its own write; b's since makes 120,000, and this one 180,000.
+    expect((await append(a.url)).status).toBe(200);
+    const refused = await append(a.url);
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as Json).detail).toMatch(/would hold 240000 bytes/);
   });
 
   it('three workers on two instances share 30 tasks, each completed exactly once', async () => {

@@ -132,23 +132,25 @@ describe('remote workers', () => {
     expect(late.body.reason).toBe('lease-lost');
   });
 
-  it('chunks appended call after call add up (kept counted between calls): past MAX_ARTIFACT_BYTES the append fails the task', async () => {
+  it('chunks appended call after call, written or uploaded, add up: past MAX_ARTIFACT_BYTES the append fails the task', async () => {
     const id = await createJob('resize', { width: 1 });
     const token = (await claimTask(id)).lease.token as string;
     const chunk = 'x'.repeat(60_000);
     const append = () =>
       write(id, token, 'artifacts', { artifactId: 'log', append: true, parts: [{ text: chunk }] });
+    const upload = () =>
+      fetch(`${agent.url}/v1/workers/jobs/${id}/artifacts/log?append=true`, {
+        method: 'PUT',
+        headers: { ...worker, 'Lease-Token': token, 'content-type': 'application/octet-stream' },
+        body: Buffer.from(chunk),
+      });
     expect(
       (await write(id, token, 'artifacts', { artifactId: 'log', parts: [{ text: chunk }] })).status,
     ).toBe(200);
-    // An upload appends to it between two artifact writes: the next append counts from the log again.
-    const upload = await fetch(`${agent.url}/v1/workers/jobs/${id}/artifacts/log?append=true`, {
-      method: 'PUT',
-      headers: { ...worker, 'Lease-Token': token, 'content-type': 'application/octet-stream' },
-      body: Buffer.from(chunk),
-    });
-    expect(upload.status).toBe(200);
-    expect((await append()).status).toBe(200);
+    // Progress between writes moves the log on and changes no artifact.
+    expect((await write(id, token, 'progress', { percent: 50 })).status).toBe(200);
+    expect((await upload()).status).toBe(200);
+    expect((await upload()).status).toBe(200);
     // 240,000 bytes with this one, over the 200,000 MAX_ARTIFACT_BYTES allows.
     const refused = await append();
     expect(refused.status).toBe(413);

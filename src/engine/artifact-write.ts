@@ -101,8 +101,11 @@ export class ArtifactTally implements ArtifactsSoFar {
     this.inlineBytes = soFar.inlineBytes;
   }
 
-  /** Counts a planned write once the store holds it as event `seq`. */
-  wrote(plan: ArtifactPlan, seq: number): void {
+  /** Counts a planned write (or one piece of an upload, planned alike) once the store holds it as event `seq`. */
+  wrote(
+    plan: Pick<ArtifactPlan, 'artifactId' | 'bytes' | 'inlineAdded' | 'storedAdded' | 'append'>,
+    seq: number,
+  ): void {
     this.bytes.set(plan.artifactId, plan.bytes);
     this.inlineBytes += plan.inlineAdded;
     const before = plan.append ? this.stored.get(plan.artifactId) : undefined;

@@ -218,14 +218,16 @@ export class RemoteRuns {
     upload: Upload,
     body: AsyncIterable<Uint8Array>,
   ): Promise<{ artifactId: string; bytes: number } & LeaseState> {
-    const { held, soFar } = await this.#heldSoFar(taskId, leaseToken);
+    const held = await this.#held(taskId, leaseToken);
+    const kept = await this.#tallyOf(held, held.record.lastSeq);
     const { engine } = this.#o;
     const { artifactId, append = false, ...about } = upload;
-    const before = append ? (soFar.bytes.get(artifactId) ?? 0) : 0;
+    const before = append ? (kept.tally.bytes.get(artifactId) ?? 0) : 0;
     // Uploaded again (not appended): the first piece replaces what the artifact held beside the log.
-    const replaced = append ? undefined : soFar.stored.get(artifactId);
+    const replaced = append ? undefined : kept.tally.stored.get(artifactId);
     const max = artifactCap(engine.limits, engine.skills.get(held.record.skill)?.maxArtifactBytes);
     let bytes = 0;
+    let written = 0;
     let chunks = 0;
     let state = this.#stateOf(held.record);
     const writePiece = async (piece: Buffer, lastChunk: boolean) => {
@@ -234,7 +236,7 @@ export class RemoteRuns {
         mediaType: about.mediaType,
         blob: { kind: 'raw' as const, size: piece.length },
       };
-      state = await this.#commit(held, {
+      const result = await this.#written(held, {
         events: [
           {
             kind: 'artifact',
@@ -251,6 +253,15 @@ export class RemoteRuns {
             }
           : { storage: storageOf(held.record.owner, piece.length, engine.limits) }),
       }).catch((err: unknown) => this.#refusedArtifact(held, err));
+      written += piece.length;
+      // Each piece counted as it is written: the next write of this run reads no log.
+      const counted = { artifactId, bytes: before + written, inlineAdded: 0, storedAdded: piece.length };
+      kept.tally.wrote(
+        { ...counted, append: append || chunks > 0 },
+        result.events[0]?.seq ?? result.record.lastSeq,
+      );
+      kept.lastSeq = result.record.lastSeq;
+      state = this.#stateOf(result.record);
       chunks++;
     };
     let pending: Buffer[] = [];
