@@ -69,6 +69,10 @@ const SQL = {
   atActiveLimit: `SELECT 1 AS full FROM tasks WHERE owner = @owner
       AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
       LIMIT 1 OFFSET @limit - 1`,
+  // How many unfinished tasks the owner has, counted up to @limit.
+  countActive: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner
+      AND state IN ('submitted', 'working', 'input-required', 'auth-required') AND expires_at > @now
+      LIMIT @limit)`,
   // The partial index of the owner's unfinished tasks with webhooks (its terms repeated exactly):
   // the cost follows the tasks that have webhooks, not all the owner's unfinished ones.
   countActivePushConfigs: `SELECT coalesce(sum(push_configs), 0) AS n FROM tasks WHERE owner = ?

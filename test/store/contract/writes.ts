@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/engine/events.js';
-import type { GuardedWrite } from '../../../src/engine/store-port.js';
+import type { GuardedWrite, NewTask } from '../../../src/engine/store-port.js';
 import { agentMessage, type Contract, HOUR, newTask, note, T0, userMessage } from './context.js';
 
 /** createTask, findByMessageId and guarded writes. */
@@ -116,6 +116,29 @@ export function writeContract(c: Contract): void {
       expect(
         (await c.store.createTask(newTask({ owner: 'alice', messageId: 'a4', maxActive: 2 }))).created,
       ).toBe(true);
+    });
+
+    it('holds maxActive exactly create after create: refused at it, let through again as tasks end or expire', async () => {
+      const make = (n: number, o: Partial<NewTask> = {}) =>
+        c.store.createTask(newTask({ owner: 'erin', messageId: `e${n}`, maxActive: 4, ...o })).then(
+          (r) => r.result.record.id,
+          (e: unknown) => e,
+        );
+      const ids = [await make(1), await make(2, { expiresAt: T0 + 50 }), await make(3), await make(4)];
+      expect(ids.every((id) => typeof id === 'string')).toBe(true);
+      expect(await make(5)).toMatchObject({ name: 'TooManyTasks', active: 4 });
+      await c.store.write({
+        taskId: ids[0] as string,
+        from: ['submitted'],
+        to: 'completed',
+        events: [],
+        at: T0 + 1,
+      });
+      expect(typeof (await make(6))).toBe('string');
+      expect(await make(7)).toMatchObject({ name: 'TooManyTasks' });
+      // Past its expiry a task no longer counts, ended or not.
+      expect(typeof (await make(8, { createdAt: T0 + 60 }))).toBe('string');
+      expect(await make(9, { createdAt: T0 + 60 })).toMatchObject({ name: 'TooManyTasks' });
     });
 
     it('counts queued, running and waiting tasks toward maxActive, not ended ones', async () => {
