@@ -126,6 +126,8 @@ describe('remote workers', () => {
     expect(await job(id)).toMatchObject({ status: 'completed', statusMessage: 'resized to 640' });
     const result = (await call('GET', `/v1/jobs/${id}/result`, caller)).body;
     expect(JSON.stringify(result.artifacts)).toContain('"width":640');
+    // The task has an artifact of its own: the reply stays its status message, not a second artifact.
+    expect(result.artifacts).toHaveLength(1);
     // Finished: the lease holds nothing any more, and says so.
     const late = await write(id, token, 'progress', { percent: 90 });
     expect(late.status).toBe(409);

@@ -406,6 +406,11 @@ export class RemoteRuns {
   /** The held task and the artifacts its log holds so far, from one read of both. */
   async #heldSoFar(taskId: string, leaseToken: string): Promise<{ held: HeldTask; soFar: ArtifactsSoFar }> {
     const { journal } = this.#o;
+    // A run that wrote artifacts here has them counted: the record alone says whether that still holds.
+    if (this.#tallies.get(taskId)?.leaseToken === leaseToken) {
+      const held = await this.#held(taskId, leaseToken);
+      return { held, soFar: (await this.#tallyOf(held, held.record.lastSeq)).tally };
+    }
     const found = await journal.store.getTaskWithLog(taskId, journal.now());
     if (found?.record.state !== 'working') throw this.#lost(taskId);
     return { held: this.#holding(found.record, leaseToken), soFar: soFarOf(found.log) };
