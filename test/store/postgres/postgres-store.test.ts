@@ -11,6 +11,20 @@ afterAll(async () => {
   for (const s of schemas.splice(0)) await dropSchema(s);
 });
 
+/** Runs `work` with a connection to a schema the store has just migrated (no statistics yet). */
+async function onFreshSchema(work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const schema = freshSchema();
+  schemas.push(schema);
+  await (await PostgresStore.open({ url: postgresUrl, schema, poolMax: 1 })).close();
+  const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 describe.skipIf((await skipWithoutPostgres()) !== undefined)('PostgresStore', () => {
   // Each test its own schema: the contract runs unchanged, as on a fresh database.
   storeContract('postgres (fresh schema)', async () => {
@@ -23,12 +37,7 @@ describe.skipIf((await skipWithoutPostgres()) !== undefined)('PostgresStore', ()
   // database's CPU a write. The planner judges from its row estimates, so a clause it cannot bound
   // (generate_series over a parameter: 1,000 rows) can turn every write back into a custom plan.
   it("plans a transition's write once per connection: its generic plan is the one chosen", async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
-    await (await PostgresStore.open({ url: postgresUrl, schema, poolMax: 1 })).close();
-    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}` });
-    await client.connect();
-    try {
+    await onFreshSchema(async (client) => {
       // What a job's ending sends (postgres-store.ts write): two events, the lease released.
       const values = [
         'no-such-task',
@@ -63,20 +72,13 @@ describe.skipIf((await skipWithoutPostgres()) !== undefined)('PostgresStore', ()
       );
       // The first five are custom (PostgreSQL's rule); the rest use the generic plan.
       expect(rows).toEqual([{ generic: 5, custom: 5 }]);
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   // With no statistics the planner guesses: it ANDed a bitmap of tasks_by_expiry (every stored task)
   // to the few rows an owner or a state's partial index gives, so a read cost what the table holds.
   it('on a schema without statistics, no read of live tasks walks the expiry index', async () => {
-    const schema = freshSchema();
-    schemas.push(schema);
-    await (await PostgresStore.open({ url: postgresUrl, schema, poolMax: 1 })).close();
-    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}` });
-    await client.connect();
-    try {
+    await onFreshSchema(async (client) => {
       await client.query(`INSERT INTO tasks (id, context_id, owner, skill, state, created_at, updated_at,
           expires_at, ttl_ms, poll_interval_ms, tenant, queue_at)
         SELECT 't' || g, 'c' || g, 'o' || (g % 50), 'sleep',
@@ -95,9 +97,7 @@ describe.skipIf((await skipWithoutPostgres()) !== undefined)('PostgresStore', ()
       await plan('waiting', "'o2', NULL, 0, 50");
       for (const [name, text] of Object.entries(plans))
         expect({ name, text }).not.toMatchObject({ text: expect.stringContaining('tasks_by_expiry') });
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it('refuses a schema migrated by a newer taskhandle, naming both versions', async () => {
