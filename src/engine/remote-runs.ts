@@ -69,6 +69,12 @@ interface KeptTally {
   tally: ArtifactTally;
 }
 
+/** Counts an artifact write (or an upload's piece) the store made as `result` into the kept tally. */
+function counted(kept: KeptTally, write: Parameters<ArtifactTally['wrote']>[0], result: WriteResult): void {
+  kept.tally.wrote(write, result.events[0]?.seq ?? result.record.lastSeq);
+  kept.lastSeq = result.record.lastSeq;
+}
+
 /** What a worker's question asks. */
 export interface RemoteQuestion {
   prompt: string;
@@ -255,12 +261,17 @@ export class RemoteRuns {
       }).catch((err: unknown) => this.#refusedArtifact(held, err));
       written += piece.length;
       // Each piece counted as it is written: the next write of this run reads no log.
-      const counted = { artifactId, bytes: before + written, inlineAdded: 0, storedAdded: piece.length };
-      kept.tally.wrote(
-        { ...counted, append: append || chunks > 0 },
-        result.events[0]?.seq ?? result.record.lastSeq,
+      counted(
+        kept,
+        {
+          artifactId,
+          bytes: before + written,
+          inlineAdded: 0,
+          storedAdded: piece.length,
+          append: append || chunks > 0,
+        },
+        result,
       );
-      kept.lastSeq = result.record.lastSeq;
       state = this.#stateOf(result.record);
       chunks++;
     };
@@ -471,8 +482,7 @@ export class RemoteRuns {
     const result = await this.#written(held, plan.write).catch((err: unknown) =>
       this.#refusedArtifact(held, err),
     );
-    kept.tally.wrote(plan, result.events[0]?.seq ?? result.record.lastSeq);
-    kept.lastSeq = result.record.lastSeq;
+    counted(kept, plan, result);
     return { artifactId: plan.artifactId, lastSeq: kept.lastSeq };
   }
 
